@@ -1,0 +1,90 @@
+// BarrierStorage: the only production Storage. Every value is sealed with AES-256-GCM under the
+// active keyring term, with the storage key as additional data (a value cannot be moved to
+// another key). Layout: term (uint32 BE) | version (1 byte) | nonce (12) | ciphertext | tag (16).
+// applyBatch is the single write path, so a replication log can observe every change.
+
+import { aesGcmOpen, aesGcmSeal } from '../crypto/aead';
+import { concatBytes, utf8 } from '../crypto/encoding';
+import {
+  DEFAULT_MAX_ENTRY_SIZE,
+  entryTooLarge,
+  StorageTransaction,
+  type BatchStorage,
+  type StorageOp,
+} from '../framework/storage';
+import type { Keyring } from './keyring';
+import type { Physical } from './physical';
+
+const BARRIER_VERSION = 1;
+const HEADER_BYTES = 5;
+
+/** Where the barrier gets its keys. refresh() is called when a value names an unknown term. */
+export interface KeyringSource {
+  get(): Promise<Keyring>;
+  refresh(): Promise<Keyring>;
+}
+
+export class BarrierError extends Error {}
+
+export class BarrierStorage implements BatchStorage {
+  constructor(
+    private readonly physical: Physical,
+    private readonly keys: KeyringSource,
+    private readonly maxEntrySize = DEFAULT_MAX_ENTRY_SIZE,
+  ) {}
+
+  async get(key: string): Promise<Uint8Array | null> {
+    const sealed = this.physical.get(key);
+    if (sealed === null) return null;
+    return this.open(key, sealed);
+  }
+
+  async put(key: string, value: Uint8Array): Promise<void> {
+    await this.applyBatch([{ key, value }]);
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.applyBatch([{ key, value: null }]);
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    return this.physical.list(prefix);
+  }
+
+  async applyBatch(ops: StorageOp[]): Promise<void> {
+    for (const op of ops) {
+      if (op.value !== null && op.value.length > this.maxEntrySize) throw entryTooLarge(op.value.length, this.maxEntrySize);
+    }
+    const keyring = ops.some((op) => op.value !== null) ? await this.keys.get() : null;
+    const sealedOps: StorageOp[] = [];
+    for (const op of ops) {
+      sealedOps.push({ key: op.key, value: op.value === null ? null : await this.seal(keyring!, op.key, op.value) });
+    }
+    this.physical.apply(sealedOps);
+  }
+
+  transaction(): StorageTransaction {
+    return new StorageTransaction(this);
+  }
+
+  private async seal(keyring: Keyring, key: string, value: Uint8Array): Promise<Uint8Array> {
+    const term = keyring.active();
+    const header = new Uint8Array(HEADER_BYTES);
+    new DataView(header.buffer).setUint32(0, term.term);
+    header[4] = BARRIER_VERSION;
+    return concatBytes(header, await aesGcmSeal(term.key, value, utf8(key)));
+  }
+
+  private async open(key: string, sealed: Uint8Array): Promise<Uint8Array> {
+    if (sealed.length < HEADER_BYTES || sealed[4] !== BARRIER_VERSION) {
+      throw new BarrierError(`barrier: unsupported entry format at ${JSON.stringify(key)}`);
+    }
+    const termNo = new DataView(sealed.buffer, sealed.byteOffset, 4).getUint32(0);
+    let term = (await this.keys.get()).term(termNo);
+    if (!term) term = (await this.keys.refresh()).term(termNo);
+    if (!term) throw new BarrierError(`barrier: no key for term ${termNo}`);
+    const plain = await aesGcmOpen(term.key, sealed.subarray(HEADER_BYTES), utf8(key));
+    if (plain === null) throw new BarrierError(`barrier: failed to decrypt ${JSON.stringify(key)}`);
+    return plain;
+  }
+}

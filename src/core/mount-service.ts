@@ -1,0 +1,327 @@
+// Mount and auth tables: enable, disable, tune, remount, and the versioned route snapshot the
+// Worker caches. Table changes are serialised and written straight to the barrier (not the
+// request's transaction) so they are durable before the new version is announced.
+
+import { randomHex, randomUUID } from '../crypto/random';
+import { formatRFC3339Nano } from '../framework/duration';
+import { badRequest } from '../framework/errors';
+import { convertField, type FieldType } from '../framework/fields';
+import { getJSON, putJSON, type Storage } from '../framework/storage';
+import {
+  assertNoConflict,
+  AUTH_TOKEN_TYPES,
+  buildRoutes,
+  LISTING_VISIBILITY,
+  normalizeMountPath,
+  PROTECTED_SECRET_PATHS,
+  routePrefix,
+  validateTTLs,
+  type MountConfig,
+  type MountEntry,
+  type MountTable,
+  type RouteSnapshot,
+} from './mounts';
+import { Mutex } from './mutex';
+
+const TABLES_KEY = 'core/mount-tables';
+const REMOUNT_PREFIX = 'core/remount/';
+
+interface Tables {
+  version: number;
+  mounts: MountEntry[];
+  auth: MountEntry[];
+}
+
+/** How a mount type is hosted and what it accepts; the registry in src/registry.ts provides these. */
+export interface MountTypeInfo {
+  type: string;
+  table: MountTable;
+  /** Operators may enable it (false for sys, token, cubbyhole, identity). */
+  mountable: boolean;
+  /** Whether this type runs in its own MountObject. */
+  ownObject: boolean;
+  /** Validates and normalises `options`; throws a 400 when they are not acceptable. */
+  validateOptions?(options: Record<string, string>, previous: Record<string, string> | null): Record<string, string> | null;
+}
+
+export interface MountServicePorts {
+  /** Prepares the mount's Durable Object with its entry (idempotent). */
+  provision(entry: MountEntry): Promise<void>;
+  /** Erases the mount's Durable Object: data and alarm. */
+  destroy(entry: MountEntry): Promise<void>;
+  /** Tells the cluster a new table version exists. */
+  publish(version: number): Promise<void>;
+  typeInfo(type: string): MountTypeInfo | undefined;
+}
+
+export interface EnableParams {
+  type: string;
+  description: string;
+  config: Record<string, unknown>;
+  options: Record<string, string>;
+  local: boolean;
+  seal_wrap: boolean;
+  external_entropy_access: boolean;
+  plugin_version: string;
+}
+
+const DEFAULT_SECRET_MOUNTS: Array<Pick<MountEntry, 'path' | 'type' | 'description' | 'local'> & { config?: Partial<MountConfig> }> = [
+  { path: 'cubbyhole/', type: 'cubbyhole', description: 'per-token private secret storage', local: true },
+  { path: 'identity/', type: 'identity', description: 'identity store', local: false },
+  { path: 'sys/', type: 'system', description: 'system endpoints used for control, policy and debugging', local: false, config: { passthrough_request_headers: ['Accept'] } },
+];
+
+function newEntry(table: MountTable, path: string, type: string, fields: Partial<MountEntry> = {}): MountEntry {
+  return {
+    table,
+    path,
+    type,
+    description: '',
+    uuid: randomUUID(),
+    accessor: `${table === 'auth' ? 'auth_' : ''}${type}_${randomHex(4)}`,
+    local: false,
+    sealWrap: false,
+    externalEntropyAccess: false,
+    options: null,
+    pluginVersion: '',
+    config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false },
+    ...fields,
+  };
+}
+
+const CONFIG_FIELDS: Record<string, FieldType> = {
+  default_lease_ttl: 'duration',
+  max_lease_ttl: 'duration',
+  force_no_cache: 'bool',
+  audit_non_hmac_request_keys: 'comma-string-list',
+  audit_non_hmac_response_keys: 'comma-string-list',
+  listing_visibility: 'string',
+  passthrough_request_headers: 'comma-string-list',
+  allowed_response_headers: 'comma-string-list',
+  allowed_managed_keys: 'comma-string-list',
+  token_type: 'string',
+};
+
+/** Parses mount config input (enable's `config` or tune's top-level fields) with Vault's weak typing. */
+export function parseConfigInput(raw: Record<string, unknown>, table: MountTable, type: string): Partial<MountConfig> {
+  const out: Record<string, unknown> = {};
+  for (const [name, ftype] of Object.entries(CONFIG_FIELDS)) {
+    const v = raw[name];
+    if (v === undefined) continue;
+    if ((name === 'default_lease_ttl' || name === 'max_lease_ttl') && v === 'system') {
+      out[name] = 0;
+      continue;
+    }
+    try {
+      out[name] = convertField(ftype, v);
+    } catch (e) {
+      throw badRequest(`error converting input ${JSON.stringify(v)} for field "${name}": ${(e as Error).message}`);
+    }
+  }
+  if (out.listing_visibility !== undefined && !LISTING_VISIBILITY.includes(out.listing_visibility as string)) {
+    throw badRequest(`invalid listing_visibility ${JSON.stringify(out.listing_visibility)}`);
+  }
+  if (out.token_type !== undefined && out.token_type !== '') {
+    if (table !== 'auth') throw badRequest("'token_type' can only be modified on auth mounts");
+    if (type === 'token') throw badRequest("'token_type' cannot be set on the token auth backend");
+    if (!AUTH_TOKEN_TYPES.includes(out.token_type as string)) throw badRequest(`invalid value for 'token_type': ${out.token_type}`);
+  }
+  return out as Partial<MountConfig>;
+}
+
+export class MountService {
+  private cache: Tables | null = null;
+  private readonly lock = new Mutex();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly ports: MountServicePorts,
+  ) {}
+
+  /** Drops the in-memory copy (after a seal: the next read goes through the barrier again). */
+  forget(): void {
+    this.cache = null;
+  }
+
+  private async load(): Promise<Tables> {
+    if (this.cache) return this.cache;
+    let tables = await getJSON<Tables>(this.storage, TABLES_KEY);
+    if (!tables) {
+      tables = await this.lock.run(() => this.createDefaults());
+    }
+    this.cache = tables;
+    return tables;
+  }
+
+  /** The built-in mounts every cluster has, created on first use after init. */
+  private async createDefaults(): Promise<Tables> {
+    const existing = await getJSON<Tables>(this.storage, TABLES_KEY);
+    if (existing) return existing;
+    const tables: Tables = {
+      version: 1,
+      mounts: DEFAULT_SECRET_MOUNTS.map((m) =>
+        newEntry('mounts', m.path, m.type, {
+          description: m.description,
+          local: m.local,
+          config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, ...m.config },
+        }),
+      ),
+      auth: [newEntry('auth', 'token/', 'token', { description: 'token based credentials', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, token_type: 'default-service' } })],
+    };
+    for (const e of [...tables.mounts, ...tables.auth]) {
+      if (this.ports.typeInfo(e.type)?.ownObject) await this.ports.provision(e);
+    }
+    await putJSON(this.storage, TABLES_KEY, tables);
+    return tables;
+  }
+
+  async snapshot(): Promise<RouteSnapshot> {
+    const t = await this.load();
+    return { version: t.version, routes: buildRoutes([...t.mounts, ...t.auth]) };
+  }
+
+  async list(table: MountTable): Promise<MountEntry[]> {
+    return [...(await this.load())[table]].sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  async get(table: MountTable, rawPath: string): Promise<MountEntry | null> {
+    const path = normalizeMountPath(rawPath);
+    return (await this.load())[table].find((e) => e.path === path) ?? null;
+  }
+
+  /** Applies a change to a copy of the tables, persists it with a new version, then publishes. */
+  private async mutate<T>(fn: (t: Tables) => Promise<T>): Promise<T> {
+    const result = await this.lock.run(async () => {
+      const current = await this.load();
+      const next: Tables = structuredClone(current);
+      const out = await fn(next);
+      next.version = current.version + 1;
+      await putJSON(this.storage, TABLES_KEY, next);
+      this.cache = next;
+      return { out, version: next.version };
+    });
+    await this.ports.publish(result.version);
+    return result.out;
+  }
+
+  private allPrefixes(t: Tables, except?: MountEntry): string[] {
+    return [...t.mounts, ...t.auth].filter((e) => e !== except).map(routePrefix);
+  }
+
+  async enable(table: MountTable, rawPath: string, params: EnableParams): Promise<void> {
+    const path = normalizeMountPath(rawPath);
+    let type = params.type.trim();
+    if (type === '') throw badRequest('backend type must be specified as a string');
+    const options: Record<string, string> = { ...params.options };
+    // kv-v1 / kv-v2 are aliases for kv with options.version.
+    const alias = /^kv-v([12])$/.exec(type);
+    if (alias && table === 'mounts') {
+      type = 'kv';
+      options.version = alias[1];
+    }
+    const info = this.ports.typeInfo(type);
+    if (!info || info.table !== table) throw badRequest(`plugin not found in the catalog: ${type}`);
+    if (!info.mountable) throw badRequest(`${type} ${table === 'auth' ? 'credential' : 'secrets'} backend cannot be instantiated at another path`);
+    if ('version' in options && !info.validateOptions) throw badRequest(`secrets engine "${type}" does not allow setting a version`);
+    const finalOptions = info.validateOptions ? info.validateOptions(options, null) : Object.keys(options).length ? options : null;
+    const config = parseConfigInput(params.config, table, type);
+    validateTTLs(config.default_lease_ttl ?? 0, config.max_lease_ttl ?? 0);
+    if (table === 'mounts' && PROTECTED_SECRET_PATHS.some((p) => path.startsWith(p))) throw badRequest(`cannot mount "${path}"`);
+
+    await this.mutate(async (t) => {
+      const prefix = table === 'auth' ? `auth/${path}` : path;
+      assertNoConflict(prefix, this.allPrefixes(t));
+      const entry = newEntry(table, path, type, {
+        description: params.description,
+        local: params.local,
+        sealWrap: params.seal_wrap,
+        externalEntropyAccess: params.external_entropy_access,
+        options: finalOptions,
+        pluginVersion: params.plugin_version,
+        config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, ...config },
+      });
+      // The object is ready before the table names it, so a routed request never finds it empty.
+      if (info.ownObject) await this.ports.provision(entry);
+      t[table].push(entry);
+    });
+  }
+
+  async disable(table: MountTable, rawPath: string): Promise<void> {
+    const path = normalizeMountPath(rawPath);
+    if (table === 'auth' && path === 'token/') throw badRequest('token credential backend cannot be disabled');
+    if (table === 'mounts' && PROTECTED_SECRET_PATHS.includes(path)) throw badRequest(`cannot unmount "${path}"`);
+    const removed = await this.lock.run(async () => (await this.load())[table].find((e) => e.path === path) ?? null);
+    if (!removed) return;
+    await this.mutate(async (t) => {
+      t[table] = t[table].filter((e) => e.uuid !== removed.uuid);
+    });
+    if (this.ports.typeInfo(removed.type)?.ownObject) await this.ports.destroy(removed);
+  }
+
+  async tune(table: MountTable, rawPath: string, raw: Record<string, unknown>): Promise<string[]> {
+    const path = normalizeMountPath(rawPath);
+    if (table === 'mounts' && ['sys/', 'cubbyhole/', 'identity/', 'audit/'].includes(path)) throw badRequest(`cannot tune "${path}"`);
+    const warnings: string[] = [];
+    await this.mutate(async (t) => {
+      const entry = t[table].find((e) => e.path === path);
+      if (!entry) throw badRequest(`no mount at "${table === 'auth' ? 'auth/' : ''}${path}"`);
+      const config = parseConfigInput(raw, table, entry.type);
+      const next: MountConfig = { ...entry.config, ...config };
+      validateTTLs(next.default_lease_ttl, next.max_lease_ttl);
+      entry.config = next;
+      if (raw.description !== undefined) entry.description = String(raw.description);
+      if (raw.plugin_version !== undefined) entry.pluginVersion = String(raw.plugin_version);
+      if (raw.options !== undefined) {
+        const given = convertField('string-map', raw.options) as Record<string, string>;
+        const info = this.ports.typeInfo(entry.type);
+        if ('version' in given && !info?.validateOptions) throw badRequest(`secrets engine "${entry.type}" does not allow setting a version`);
+        const merged: Record<string, string> = { ...(entry.options ?? {}) };
+        for (const [k, v] of Object.entries(given)) {
+          if (v === '' && k !== 'version') delete merged[k];
+          else merged[k] = v;
+        }
+        entry.options = info?.validateOptions ? info.validateOptions(merged, entry.options) : Object.keys(merged).length ? merged : null;
+      }
+      if (this.ports.typeInfo(entry.type)?.ownObject) await this.ports.provision(entry);
+    });
+    return warnings;
+  }
+
+  async remount(rawFrom: string, rawTo: string, now = Date.now()): Promise<string> {
+    const from = normalizeMountPath(rawFrom);
+    const to = normalizeMountPath(rawTo);
+    const fromAuth = from.startsWith('auth/');
+    if (fromAuth !== to.startsWith('auth/')) {
+      throw badRequest(fromAuth ? 'cannot remount auth mount to non-auth mount' : 'cannot remount non-auth mount to auth mount');
+    }
+    const table: MountTable = fromAuth ? 'auth' : 'mounts';
+    const fromPath = fromAuth ? from.slice(5) : from;
+    const toPath = fromAuth ? to.slice(5) : to;
+    if (fromAuth ? fromPath === 'token/' : PROTECTED_SECRET_PATHS.includes(from)) throw badRequest(`cannot remount "${from}"`);
+    if (fromAuth ? toPath === '' : PROTECTED_SECRET_PATHS.some((p) => to.startsWith(p))) throw badRequest(`cannot remount to "${to}"`);
+    if (toPath === '') throw badRequest('path cannot be empty');
+    const id = randomUUID();
+    const start = formatRFC3339Nano(now);
+    await this.mutate(async (t) => {
+      const entry = t[table].find((e) => e.path === fromPath);
+      if (!entry) throw badRequest(`no matching mount at "${from}"`);
+      assertNoConflict(to, this.allPrefixes(t, entry));
+      entry.path = toPath;
+      if (this.ports.typeInfo(entry.type)?.ownObject) await this.ports.provision(entry);
+    });
+    await putJSON(this.storage, REMOUNT_PREFIX + id, {
+      source_mount: from,
+      target_mount: to,
+      status: 'success',
+      start_time: start,
+      end_time: formatRFC3339Nano(Date.now()),
+    });
+    return id;
+  }
+
+  async remountStatus(id: string): Promise<Record<string, unknown> | null> {
+    if (!/^[0-9a-f-]{36}$/.test(id)) return null;
+    const info = await getJSON<Record<string, unknown>>(this.storage, REMOUNT_PREFIX + id);
+    return info ? { migration_id: id, migration_info: info } : null;
+  }
+}

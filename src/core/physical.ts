@@ -1,0 +1,35 @@
+// The physical layer under the barrier: synchronous, byte-valued, with atomic batches.
+// Durable Objects implement it over SQLite (durable-objects/sqlite-physical.ts); tests use memory.
+
+import { assertFolderPrefix, childName, type StorageOp } from '../framework/storage';
+
+export interface Physical {
+  get(key: string): Uint8Array | null;
+  /** Direct children of a folder prefix, sorted; folders end with '/'. */
+  list(prefix: string): string[];
+  /** Applies every op or none. */
+  apply(ops: StorageOp[]): void;
+}
+
+export class MemoryPhysical implements Physical {
+  readonly data = new Map<string, Uint8Array>();
+
+  get(key: string) {
+    return this.data.get(key) ?? null;
+  }
+  list(prefix: string) {
+    assertFolderPrefix(prefix);
+    const out = new Set<string>();
+    for (const key of this.data.keys()) {
+      const child = childName(prefix, key);
+      if (child !== null) out.add(child);
+    }
+    return [...out].sort();
+  }
+  apply(ops: StorageOp[]) {
+    for (const op of ops) {
+      if (op.value === null) this.data.delete(op.key);
+      else this.data.set(op.key, op.value.slice());
+    }
+  }
+}

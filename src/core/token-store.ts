@@ -1,0 +1,56 @@
+// The token store's persistence: tokens keyed by HMAC-SHA256(salt, token) under a barrier-protected
+// salt, and accessors pointing at those HMACs. Pure logic over Storage.
+
+import { toHex } from '../crypto/encoding';
+import { hmacSha256 } from '../crypto/hmac';
+import { randomBytes } from '../crypto/random';
+import { getJSON, putJSON, type Storage } from '../framework/storage';
+import { newAccessor, rootTokenEntry, type TokenEntry } from './tokens';
+
+const SALT_KEY = 'salt';
+
+export class TokenStore {
+  private salt: Uint8Array | null = null;
+
+  constructor(private readonly storage: Storage) {}
+
+  private async getSalt(create: boolean): Promise<Uint8Array | null> {
+    if (this.salt) return this.salt;
+    let salt = await this.storage.get(SALT_KEY);
+    if (!salt && create) {
+      salt = randomBytes(32);
+      await this.storage.put(SALT_KEY, salt);
+    }
+    this.salt = salt;
+    return salt;
+  }
+
+  /** Forgets the cached salt (after a seal, or when storage was erased). */
+  reset(): void {
+    this.salt = null;
+  }
+
+  private async hash(token: string, create: boolean): Promise<string | null> {
+    const salt = await this.getSalt(create);
+    return salt ? toHex(await hmacSha256(salt, token)) : null;
+  }
+
+  async createRoot(token: string, now = Date.now()): Promise<TokenEntry> {
+    const hash = (await this.hash(token, true))!;
+    if (await this.storage.get(`tokens/${hash}`)) throw new Error('token already exists');
+    const entry = rootTokenEntry(newAccessor(), now);
+    await putJSON(this.storage, `tokens/${hash}`, entry);
+    await putJSON(this.storage, `accessors/${entry.accessor}`, { hash });
+    return entry;
+  }
+
+  /** The live entry for a token, or null when unknown or expired. */
+  async lookup(token: string, now = Date.now()): Promise<TokenEntry | null> {
+    const hash = await this.hash(token, false);
+    if (!hash) return null;
+    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+    if (!entry) return null;
+    if (entry.expireTime !== null && entry.expireTime <= now) return null;
+    return entry;
+  }
+}

@@ -1,0 +1,104 @@
+// Token formats, the persisted token entry, and how a token is presented to backends.
+
+import { toHex, utf8 } from '../crypto/encoding';
+import { sha256 } from '../crypto/hmac';
+import { randomBase62 } from '../crypto/random';
+import type { AuthContext } from '../framework/backend';
+import { formatRFC3339Nano } from '../framework/duration';
+
+export const SERVICE_TOKEN_PREFIX = 'hvs.';
+/** Root tokens are "hvs." + 24 base62 characters (28 in all), as sys/init and generate-root give. */
+export const ROOT_TOKEN_LENGTH = 28;
+
+export const newRootToken = (): string => SERVICE_TOKEN_PREFIX + randomBase62(ROOT_TOKEN_LENGTH - SERVICE_TOKEN_PREFIX.length);
+export const newAccessor = (): string => randomBase62(24);
+
+/** What the token store persists for a token (never the token itself: it is keyed by its HMAC). */
+export interface TokenEntry {
+  accessor: string;
+  policies: string[];
+  path: string;
+  meta: Record<string, string> | null;
+  displayName: string;
+  numUses: number;
+  /** Unix seconds. */
+  creationTime: number;
+  issueTime: string;
+  /** Creation TTL in seconds; 0 = never expires. */
+  ttl: number;
+  explicitMaxTtl: number;
+  period: number;
+  renewable: boolean;
+  orphan: boolean;
+  entityId: string;
+  type: 'service' | 'batch';
+  /** Unix milliseconds, or null when the token does not expire. */
+  expireTime: number | null;
+}
+
+export function rootTokenEntry(accessor: string, now = Date.now()): TokenEntry {
+  return {
+    accessor,
+    policies: ['root'],
+    path: 'auth/token/root',
+    meta: null,
+    displayName: 'root',
+    numUses: 0,
+    creationTime: Math.floor(now / 1000),
+    issueTime: formatRFC3339Nano(now),
+    ttl: 0,
+    explicitMaxTtl: 0,
+    period: 0,
+    renewable: false,
+    orphan: true,
+    entityId: '',
+    type: 'service',
+    expireTime: null,
+  };
+}
+
+export function authContextFor(entry: TokenEntry): AuthContext {
+  return {
+    accessor: entry.accessor,
+    policies: entry.policies,
+    root: entry.policies.includes('root'),
+    displayName: entry.displayName,
+    entityId: entry.entityId,
+    tokenType: entry.type,
+  };
+}
+
+/** The `data` of auth/token/lookup(-self): field names and formats as Vault returns them. */
+export function tokenLookupData(entry: TokenEntry, id: string, now = Date.now()): Record<string, unknown> {
+  const ttl = entry.expireTime === null ? 0 : Math.max(0, Math.floor((entry.expireTime - now) / 1000));
+  return {
+    accessor: entry.accessor,
+    creation_time: entry.creationTime,
+    creation_ttl: entry.ttl,
+    display_name: entry.displayName,
+    entity_id: entry.entityId,
+    expire_time: entry.expireTime === null ? null : formatRFC3339Nano(entry.expireTime),
+    explicit_max_ttl: entry.explicitMaxTtl,
+    id,
+    issue_time: entry.issueTime,
+    meta: entry.meta,
+    num_uses: entry.numUses,
+    orphan: entry.orphan,
+    path: entry.path,
+    policies: entry.policies,
+    renewable: entry.renewable,
+    ttl,
+    type: entry.type,
+  };
+}
+
+/** The token-store shard that owns a token: a stable function of the token alone. */
+export async function shardFor(token: string, shards: number): Promise<number> {
+  if (shards <= 1) return 0;
+  const digest = await sha256(utf8(token));
+  return new DataView(digest.buffer).getUint32(0) % shards;
+}
+
+export const tokenShardName = (shard: number): string => `token-shard-${shard}`;
+
+export const hexDigest = toHex;

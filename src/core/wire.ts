@@ -1,0 +1,31 @@
+// Results as they cross from a Durable Object back to the Worker. RPC does not preserve error
+// classes, so errors travel as data.
+
+import type { LogicalResponse } from '../framework/backend';
+import { CofferError } from '../framework/errors';
+import { BarrierError } from './barrier';
+
+export type WireResult =
+  | { kind: 'ok'; response: LogicalResponse }
+  | { kind: 'error'; status: number; errors: string[]; extra?: Record<string, unknown> }
+  /** The mount no longer lives here (disabled or moved): the Worker re-reads the routes. */
+  | { kind: 'gone' };
+
+/** Token-store state the Worker needs on every request. */
+export interface Epoch {
+  /** Increases with every announcement, so late deliveries are ignored. */
+  seq: number;
+  /** Mount-table version: the Worker refreshes its cached routes when it changes. */
+  version: number;
+  sealed: boolean;
+}
+
+export const INITIAL_EPOCH: Epoch = { seq: 0, version: 0, sealed: true };
+
+export function errorResult(e: unknown): WireResult {
+  if (e instanceof CofferError) return { kind: 'error', status: e.status, errors: e.errors, extra: e.extra };
+  const message = e instanceof Error ? e.message : String(e);
+  // Internal failures (storage, barrier) answer 500 like Vault's plain Go errors; never a partial write.
+  console.error('internal error:', e instanceof BarrierError ? message : e);
+  return { kind: 'error', status: 500, errors: [message] };
+}

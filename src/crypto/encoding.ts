@@ -1,0 +1,59 @@
+// Byte/text encodings used on the wire. Strict decoders: anything malformed yields null,
+// so callers can answer a 400 instead of silently decoding garbage.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export const utf8 = (s: string): Uint8Array => encoder.encode(s);
+export const fromUtf8 = (b: Uint8Array): string => decoder.decode(b);
+
+export function toHex(bytes: Uint8Array): string {
+  let out = '';
+  for (const b of bytes) out += b.toString(16).padStart(2, '0');
+  return out;
+}
+
+export function fromHex(hex: string): Uint8Array | null {
+  if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
+  const out = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
+export function toBase64(bytes: Uint8Array): string {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+/** Standard base64 without padding (Go's RawStdEncoding). */
+export const toBase64Raw = (bytes: Uint8Array): string => toBase64(bytes).replace(/=+$/, '');
+
+export const toBase64Url = (bytes: Uint8Array): string =>
+  toBase64Raw(bytes).replace(/\+/g, '-').replace(/\//g, '_');
+
+/** Decodes standard base64, with or without padding. */
+export function fromBase64(b64: string): Uint8Array | null {
+  const s = b64.trim();
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.replace(/=+$/, '').length % 4 === 1) return null;
+  try {
+    const bin = atob(s.padEnd(Math.ceil(s.length / 4) * 4, '='));
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+export function concatBytes(...parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) {
+    out.set(p, off);
+    off += p.length;
+  }
+  return out;
+}

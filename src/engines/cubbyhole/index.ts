@@ -1,0 +1,20 @@
+// Per-token private storage: every token sees only its own cubbyhole, keyed by its accessor.
+
+import type { Backend } from '../../framework/backend';
+import { badRequest, permissionDenied } from '../../framework/errors';
+import { PrefixedStorage } from '../../framework/storage';
+import { passthroughPaths } from '../kv/passthrough';
+
+export function cubbyholeBackend(): Backend {
+  return {
+    type: 'cubbyhole',
+    paths: passthroughPaths({
+      leaseHints: false,
+      storageFor: (req) => {
+        if (!req.auth) throw permissionDenied();
+        if (req.auth.tokenType === 'batch' || req.auth.accessor === '') throw badRequest('cubbyhole: batch tokens have no cubbyhole');
+        return new PrefixedStorage(req.storage, `${req.auth.accessor}/`);
+      },
+    }),
+  };
+}

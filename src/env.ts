@@ -1,0 +1,30 @@
+// Bindings and variables the Worker and its Durable Objects receive.
+import type { MountObject } from '../durable-objects/mount';
+import type { SystemObject } from '../durable-objects/system';
+import type { TokenStoreObject } from '../durable-objects/token-store';
+
+export interface Env {
+  SYSTEM: DurableObjectNamespace<SystemObject>;
+  TOKENS: DurableObjectNamespace<TokenStoreObject>;
+  MOUNTS: DurableObjectNamespace<MountObject>;
+  /** 32-byte seal key, hex or base64 (a Worker secret). */
+  SEAL_KEY?: string;
+  /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
+  DEV_ROOT_TOKEN?: string;
+  TOKEN_SHARDS?: string;
+  MAX_REQUEST_SIZE?: string;
+  MAX_ENTRY_SIZE?: string;
+  MAX_JSON_DEPTH?: string;
+  MAX_JSON_OBJECT_ENTRIES?: string;
+  MAX_JSON_ARRAY_ELEMENTS?: string;
+  MAX_JSON_STRING_LENGTH?: string;
+}
+
+export function intVar(value: string | undefined, fallback: number, min = 1): number {
+  const n = value === undefined || value === '' ? NaN : Number(value);
+  return Number.isInteger(n) && n >= min ? n : fallback;
+}
+
+export const tokenShardCount = (env: Env): number => intVar(env.TOKEN_SHARDS, 4);
+
+export const maxEntrySize = (env: Env): number => Math.min(intVar(env.MAX_ENTRY_SIZE, 1024 * 1024), 2_000_000);

@@ -1,0 +1,128 @@
+// Backend = a list of path definitions with field schemas and one handler per operation.
+// Engines, auth methods and the system backend are all Backends; they never see HTTP.
+
+import type { FieldData, FieldSchemas } from './fields';
+import type { Storage } from './storage';
+
+/** Logical operations. A POST/PUT arrives as 'write' and is resolved to create or update. */
+export type Operation = 'read' | 'list' | 'create' | 'update' | 'delete' | 'patch';
+export type WireOperation = Exclude<Operation, 'create' | 'update'> | 'write';
+
+/** Who is calling, as resolved from the client token (null for unauthenticated requests). */
+export interface AuthContext {
+  /** Token accessor ("" for batch tokens). */
+  accessor: string;
+  policies: string[];
+  /** True when the token carries the root policy. */
+  root: boolean;
+  displayName: string;
+  entityId: string;
+  tokenType: 'service' | 'batch';
+}
+
+/** Effective TTL settings of the mount that serves the request (seconds). */
+export interface MountConfigView {
+  defaultLeaseTTL: number;
+  maxLeaseTTL: number;
+}
+
+export interface LogicalRequest {
+  id: string;
+  operation: Operation;
+  /** Path relative to the mount, e.g. "foo/bar" for secret/foo/bar. */
+  path: string;
+  /** Mount path with trailing slash, e.g. "secret/". */
+  mountPoint: string;
+  mountType: string;
+  mountAccessor: string;
+  mountConfig: MountConfigView;
+  /** The mount's options map (e.g. {version: "1"}). */
+  mountOptions: Record<string, string>;
+  data: Record<string, unknown>;
+  storage: Storage;
+  auth: AuthContext | null;
+  clientIP: string;
+  headers: Record<string, string>;
+  /** Raw client token: only present where a backend needs it (token self-operations, cubbyhole). */
+  clientToken?: string;
+}
+
+export interface LeaseInfo {
+  ttl: number;
+  renewable: boolean;
+}
+
+export interface LogicalResponse {
+  data?: Record<string, unknown> | null;
+  warnings?: string[];
+  /** Non-leased secrets with a TTL hint (KV v1 reads) surface it as lease_duration. */
+  lease?: LeaseInfo;
+  auth?: Record<string, unknown> | null;
+  /**
+   * A raw response: sent with this status and, if body is set, this JSON body verbatim
+   * (no envelope). Used by sys/init, seal-status, health and friends.
+   */
+  raw?: { status: number; body?: unknown };
+  /** Status override for an enveloped response (e.g. 404 with data). */
+  status?: number;
+}
+
+export type Handler = (req: LogicalRequest, fields: FieldData) => Promise<LogicalResponse | null>;
+
+export interface PathDef {
+  /** Regular expression over the mount-relative path (anchored); named groups become fields. */
+  pattern: string;
+  fields?: FieldSchemas;
+  operations: Partial<Record<Operation, Handler>>;
+  /** Decides create vs update for writes: true when the target already exists. */
+  existenceCheck?: (req: LogicalRequest, fields: FieldData) => Promise<boolean>;
+  /** The body is the payload itself (KV v1): no unknown-field warnings. */
+  arbitraryData?: boolean;
+  summary?: string;
+}
+
+export interface Backend {
+  /** Mount type, e.g. "kv", "system". */
+  type: string;
+  paths: PathDef[];
+  /** Mount-relative paths (Vault globs: trailing '*') that need no token. */
+  unauthenticatedPaths?: string[];
+  /** Mount-relative paths (Vault globs) that need sudo in addition to the operation's capability. */
+  sudoPaths?: string[];
+}
+
+/** Vault's special-path globs: exact, or prefix when ending in '*'. */
+export function matchesSpecialPath(patterns: readonly string[] | undefined, path: string): boolean {
+  if (!patterns) return false;
+  return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+}
+
+interface CompiledPath {
+  def: PathDef;
+  re: RegExp;
+}
+
+const compiled = new WeakMap<Backend, CompiledPath[]>();
+
+/** Finds the first path definition matching `path`, with its named captures. */
+export function matchPath(backend: Backend, path: string): { def: PathDef; params: Record<string, string> } | null {
+  let list = compiled.get(backend);
+  if (!list) {
+    list = backend.paths.map((def) => ({ def, re: new RegExp(`^(?:${def.pattern})$`) }));
+    compiled.set(backend, list);
+  }
+  for (const { def, re } of list) {
+    const m = re.exec(path);
+    if (m) {
+      const params: Record<string, string> = {};
+      for (const [k, v] of Object.entries(m.groups ?? {})) if (v !== undefined) params[k] = v;
+      return { def, params };
+    }
+  }
+  return null;
+}
+
+/** Vault's GenericNameRegex: a name of word characters, '-' and '.', not starting/ending in them. */
+export const nameRegex = (name: string): string => `(?<${name}>\\w(?:[\\w.-]*\\w)?)`;
+/** The rest of the path (may contain '/'). */
+export const restRegex = (name: string): string => `(?<${name}>.+)`;

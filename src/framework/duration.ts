@@ -1,0 +1,80 @@
+// Vault's duration handling (parseutil.ParseDurationSecond) and Go's formatting of durations/times.
+
+const UNIT_NANOS: Record<string, number> = {
+  ns: 1,
+  us: 1e3,
+  'µs': 1e3,
+  'μs': 1e3,
+  ms: 1e6,
+  s: 1e9,
+  m: 60e9,
+  h: 3600e9,
+};
+
+export class DurationError extends Error {}
+
+/** Parses a Go duration string such as "1h30m", "1.5h" or "-2s" into nanoseconds. */
+function parseGoDuration(input: string): number {
+  const fail = (): never => {
+    throw new DurationError(`time: invalid duration "${input}"`);
+  };
+  let s = input;
+  let sign = 1;
+  if (s[0] === '-' || s[0] === '+') {
+    if (s[0] === '-') sign = -1;
+    s = s.slice(1);
+  }
+  if (s === '0') return 0;
+  if (s === '') fail();
+  let total = 0;
+  const re = /^(\d+\.?\d*|\.\d+)(ns|us|µs|μs|ms|s|m|h)/;
+  while (s.length > 0) {
+    const m = re.exec(s);
+    if (!m) fail();
+    total += parseFloat(m![1]) * UNIT_NANOS[m![2]];
+    s = s.slice(m![0].length);
+  }
+  return sign * total;
+}
+
+/**
+ * Accepts integer seconds (number or numeric string), Go duration strings and an integer with a
+ * `d` suffix (days). Empty string and null mean 0. Returns whole seconds.
+ */
+export function parseDurationSeconds(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new DurationError(`invalid duration ${value}`);
+    return Math.trunc(value);
+  }
+  if (typeof value !== 'string') throw new DurationError(`invalid duration of type ${typeof value}`);
+  const s = value.trim();
+  if (s === '') return 0;
+  if (/^[-+]?\d+$/.test(s)) return parseInt(s, 10);
+  const days = /^([-+]?\d+)d$/.exec(s);
+  if (days) return parseInt(days[1], 10) * 86400;
+  return Math.trunc(parseGoDuration(s) / 1e9);
+}
+
+/** Go's time.Duration String() for whole seconds: "0s", "45s", "1m30s", "768h0m0s". */
+export function formatGoDuration(seconds: number): string {
+  if (seconds === 0) return '0s';
+  const sign = seconds < 0 ? '-' : '';
+  let s = Math.abs(Math.trunc(seconds));
+  const h = Math.floor(s / 3600);
+  s -= h * 3600;
+  const m = Math.floor(s / 60);
+  s -= m * 60;
+  if (h > 0) return `${sign}${h}h${m}m${s}s`;
+  if (m > 0) return `${sign}${m}m${s}s`;
+  return `${sign}${s}s`;
+}
+
+/** Go's RFC3339Nano in UTC: trailing zeros of the fraction are dropped, and so is an empty fraction. */
+export function formatRFC3339Nano(date: Date | number): string {
+  const iso = new Date(date).toISOString(); // 2024-05-01T10:00:00.120Z
+  return iso.replace(/\.(\d*?)0*Z$/, (_m, frac: string) => (frac ? `.${frac}Z` : 'Z'));
+}
+
+/** The zero time.Time as Go prints it in JSON. */
+export const GO_ZERO_TIME = '0001-01-01T00:00:00Z';

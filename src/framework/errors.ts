@@ -1,0 +1,29 @@
+// Logical errors carry the HTTP status and the `errors` list of Vault's error envelope.
+// Handlers throw these; the HTTP layer turns them into `{"errors": [...]}` with the status.
+
+export class CofferError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errors: string[],
+    /** Extra members for the error body (rare: e.g. `data` alongside `errors`). */
+    readonly extra?: Record<string, unknown>,
+  ) {
+    super(errors.join('; ') || `HTTP ${status}`);
+  }
+}
+
+/** Vault wraps many messages with hashicorp/go-multierror's formatting. */
+export function multierror(messages: string[]): string {
+  const head = messages.length === 1 ? '1 error occurred:' : `${messages.length} errors occurred:`;
+  return `${head}\n${messages.map((m) => `\t* ${m}\n`).join('')}\n`;
+}
+
+export const badRequest = (message: string): CofferError => new CofferError(400, [message]);
+/** Vault answers a missing item with an empty error list. */
+export const notFound = (): CofferError => new CofferError(404, []);
+export const permissionDenied = (): CofferError => new CofferError(403, [multierror(['permission denied'])]);
+export const unsupportedPath = (): CofferError => new CofferError(404, [multierror(['unsupported path'])]);
+export const unsupportedOperation = (): CofferError => new CofferError(405, [multierror(['unsupported operation'])]);
+export const sealedError = (): CofferError => new CofferError(503, ['Vault is sealed']);
+export const noHandler = (path: string): CofferError =>
+  new CofferError(404, [`no handler for route "${path}". route entry not found.`]);

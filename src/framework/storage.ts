@@ -1,0 +1,191 @@
+// The storage contract every engine sees. Keys are '/'-separated paths; values are bytes.
+// list(prefix) returns the direct children of a folder prefix ("" or ending in '/'), sorted,
+// with sub-folders as "name/" — Vault's logical.Storage semantics.
+
+import { CofferError } from './errors';
+import { fromUtf8, utf8 } from '../crypto/encoding';
+
+export interface Storage {
+  get(key: string): Promise<Uint8Array | null>;
+  put(key: string, value: Uint8Array): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(prefix: string): Promise<string[]>;
+}
+
+export interface StorageOp {
+  key: string;
+  /** null deletes the key. */
+  value: Uint8Array | null;
+}
+
+/** A storage whose writes become durable, all together, on commit. */
+export interface Transaction extends Storage {
+  commit(): Promise<void>;
+}
+
+/** A storage that can apply several writes atomically: all of them or none. */
+export interface BatchStorage extends Storage {
+  applyBatch(ops: StorageOp[]): Promise<void>;
+}
+
+export function assertFolderPrefix(prefix: string): void {
+  if (prefix !== '' && !prefix.endsWith('/')) {
+    throw new Error(`storage list prefix must be empty or end with "/": ${JSON.stringify(prefix)}`);
+  }
+}
+
+export function assertKey(key: string): void {
+  if (key === '' || key.endsWith('/') || key.startsWith('/') || key.includes('//')) {
+    throw new Error(`invalid storage key ${JSON.stringify(key)}`);
+  }
+}
+
+/** The child of `prefix` that `key` lies under: "name" for a direct key, "name/" for a folder. */
+export function childName(prefix: string, key: string): string | null {
+  if (!key.startsWith(prefix) || key.length === prefix.length) return null;
+  const rest = key.slice(prefix.length);
+  const slash = rest.indexOf('/');
+  return slash < 0 ? rest : rest.slice(0, slash + 1);
+}
+
+export async function getJSON<T>(storage: Storage, key: string): Promise<T | null> {
+  const raw = await storage.get(key);
+  return raw === null ? null : (JSON.parse(fromUtf8(raw)) as T);
+}
+
+export async function putJSON(storage: Storage, key: string, value: unknown): Promise<void> {
+  await storage.put(key, utf8(JSON.stringify(value)));
+}
+
+/** Every key below a folder prefix, depth first (for erasing a subtree). */
+export async function listRecursive(storage: Storage, prefix: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const child of await storage.list(prefix)) {
+    if (child.endsWith('/')) out.push(...(await listRecursive(storage, prefix + child)));
+    else out.push(prefix + child);
+  }
+  return out;
+}
+
+/** A view of `inner` with every key under `prefix` (which must end with '/'). */
+export class PrefixedStorage implements Storage {
+  constructor(
+    private readonly inner: Storage,
+    private readonly prefix: string,
+  ) {
+    assertFolderPrefix(prefix);
+  }
+  get(key: string) {
+    return this.inner.get(this.prefix + key);
+  }
+  put(key: string, value: Uint8Array) {
+    return this.inner.put(this.prefix + key, value);
+  }
+  delete(key: string) {
+    return this.inner.delete(this.prefix + key);
+  }
+  list(prefix: string) {
+    return this.inner.list(this.prefix + prefix);
+  }
+}
+
+/** A transaction seen through a key prefix; committing commits the underlying transaction. */
+export function prefixedTransaction(tx: Transaction, prefix: string): Transaction {
+  const view = new PrefixedStorage(tx, prefix);
+  return {
+    get: (k) => view.get(k),
+    put: (k, v) => view.put(k, v),
+    delete: (k) => view.delete(k),
+    list: (p) => view.list(p),
+    commit: () => tx.commit(),
+  };
+}
+
+/** Plain in-memory storage, for unit tests of engines and the framework. */
+export class MemoryStorage implements BatchStorage {
+  readonly data = new Map<string, Uint8Array>();
+
+  async get(key: string) {
+    return this.data.get(key) ?? null;
+  }
+  async put(key: string, value: Uint8Array) {
+    assertKey(key);
+    this.data.set(key, value.slice());
+  }
+  async delete(key: string) {
+    this.data.delete(key);
+  }
+  async list(prefix: string) {
+    assertFolderPrefix(prefix);
+    const out = new Set<string>();
+    for (const key of this.data.keys()) {
+      const child = childName(prefix, key);
+      if (child !== null) out.add(child);
+    }
+    return [...out].sort();
+  }
+  async applyBatch(ops: StorageOp[]) {
+    ops.forEach((op) => assertKey(op.key));
+    for (const op of ops) {
+      if (op.value === null) this.data.delete(op.key);
+      else this.data.set(op.key, op.value.slice());
+    }
+  }
+}
+
+/**
+ * Buffers writes over a BatchStorage and applies them in one atomic batch on commit, so a
+ * request that fails half-way leaves nothing behind. Reads (and lists) see the buffered writes.
+ */
+export class StorageTransaction implements Transaction {
+  private readonly pending = new Map<string, Uint8Array | null>();
+
+  constructor(private readonly inner: BatchStorage) {}
+
+  get dirty(): boolean {
+    return this.pending.size > 0;
+  }
+
+  async get(key: string) {
+    if (this.pending.has(key)) return this.pending.get(key) ?? null;
+    return this.inner.get(key);
+  }
+  async put(key: string, value: Uint8Array) {
+    assertKey(key);
+    this.pending.set(key, value.slice());
+  }
+  async delete(key: string) {
+    this.pending.set(key, null);
+  }
+  async list(prefix: string): Promise<string[]> {
+    assertFolderPrefix(prefix);
+    const children = new Set(await this.inner.list(prefix));
+    const touchedFolders = new Set<string>();
+    for (const [key, value] of this.pending) {
+      const child = childName(prefix, key);
+      if (child === null) continue;
+      if (value !== null) children.add(child);
+      else if (child.endsWith('/')) touchedFolders.add(child);
+      else children.delete(child);
+    }
+    // A folder whose keys were deleted in this transaction may now be empty.
+    for (const folder of touchedFolders) {
+      if (children.has(folder) && (await this.list(prefix + folder)).length === 0) children.delete(folder);
+    }
+    return [...children].sort();
+  }
+
+  async commit(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const ops = [...this.pending].map(([key, value]) => ({ key, value }));
+    this.pending.clear();
+    await this.inner.applyBatch(ops);
+  }
+}
+
+/** Storage values larger than this are refused (Vault's raft max_entry_size default). */
+export const DEFAULT_MAX_ENTRY_SIZE = 1024 * 1024;
+
+export function entryTooLarge(size: number, max: number): CofferError {
+  return new CofferError(413, [`put failed due to value being too large; got ${size} bytes, max: ${max} bytes`]);
+}

@@ -1,0 +1,50 @@
+// Logical responses → HTTP: Vault's success envelope, 204 for empty results, raw bodies for the
+// seal endpoints, and the error envelope. Every response carries Vault's two fixed headers.
+
+import type { LogicalResponse } from '../framework/backend';
+import { encodeJson } from './json';
+
+const BASE_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
+
+/** sys/ paths whose `data` Vault also copies to the top level (old clients read it there). */
+const TOP_LEVEL_COPY =
+  /^sys\/(?:audit(?:\/.*)?|audit-hash\/.*|auth(?:\/.*)?|config\/cors|config\/auditing\/request-headers(?:\/.*)?|capabilities(?:-accessor|-self)?|ha-status|key-status|mounts(?:\/.*)?|policy(?:\/.*)?|rekey\/backup|rekey\/recovery-key-backup|remount|rotate|wrapping\/wrap)$/;
+
+export function jsonResponse(status: number, body: unknown, head = false, extraHeaders?: Record<string, string>): Response {
+  const headers = { ...BASE_HEADERS, ...extraHeaders };
+  if (status === 204 || body === undefined) return new Response(null, { status, headers });
+  return new Response(head ? null : encodeJson(body), { status, headers });
+}
+
+export function errorResponse(status: number, errors: string[], extra?: Record<string, unknown>): Response {
+  return jsonResponse(status, { errors, ...extra });
+}
+
+export interface EnvelopeContext {
+  requestId: string;
+  path: string;
+  mountType: string;
+  head: boolean;
+}
+
+export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Response {
+  if (resp.raw) return jsonResponse(resp.raw.status, resp.raw.body, ctx.head);
+  const warnings = resp.warnings && resp.warnings.length > 0 ? resp.warnings : null;
+  const empty = !resp.data && !resp.auth && !warnings && !resp.lease;
+  if (empty && !resp.status) return jsonResponse(204, undefined);
+  const body: Record<string, unknown> = {
+    request_id: ctx.requestId,
+    lease_id: '',
+    renewable: resp.lease?.renewable ?? false,
+    lease_duration: resp.lease?.ttl ?? 0,
+    data: resp.data ?? null,
+    wrap_info: null,
+    warnings,
+    auth: resp.auth ?? null,
+    mount_type: ctx.mountType,
+  };
+  if (resp.data && TOP_LEVEL_COPY.test(ctx.path.replace(/\/$/, ''))) {
+    for (const [k, v] of Object.entries(resp.data)) if (!(k in body)) body[k] = v;
+  }
+  return jsonResponse(resp.status ?? 200, body, ctx.head);
+}

@@ -1,0 +1,158 @@
+// HTTP request → logical request: method to operation, the /v1 path, token, and the data from
+// the query string and/or body (JSON, or form-encoded), within the size and JSON limits.
+
+import type { WireOperation } from '../framework/backend';
+import { parseDurationSeconds } from '../framework/duration';
+import { CofferError, badRequest } from '../framework/errors';
+import { canonicalPath } from './canonical';
+import { parseJsonObject, type JsonLimits } from './json';
+
+export interface ParsedRequest {
+  operation: WireOperation;
+  /** Canonical logical path after /v1/. */
+  path: string;
+  data: Record<string, unknown>;
+  token: string;
+  /** HEAD: answer with the status only. */
+  head: boolean;
+  /** Requested response-wrapping TTL in seconds (0 = none). */
+  wrapTTL: number;
+  clientIP: string;
+  headers: Headers;
+}
+
+export interface RequestLimits {
+  maxRequestSize: number;
+  json: JsonLimits;
+}
+
+/** Go's strconv.ParseBool, which Vault uses for ?list=. */
+function parseBool(v: string): boolean | null {
+  if (['1', 't', 'T', 'true', 'TRUE', 'True'].includes(v)) return true;
+  if (['0', 'f', 'F', 'false', 'FALSE', 'False'].includes(v)) return false;
+  return null;
+}
+
+const tooLarge = (max: number): CofferError =>
+  new CofferError(413, ['error parsing JSON', `request body exceeds the ${max}-byte limit`]);
+
+async function readBody(req: Request, max: number): Promise<string> {
+  const declared = req.headers.get('content-length');
+  if (declared !== null && Number(declared) > max) throw tooLarge(max);
+  if (!req.body) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (total > max) {
+      await reader.cancel();
+      throw tooLarge(max);
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+  const all = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    all.set(c, off);
+    off += c.length;
+  }
+  return new TextDecoder().decode(all);
+}
+
+function formData(text: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of new URLSearchParams(text)) {
+    const prev = out[k];
+    out[k] = prev === undefined ? v : Array.isArray(prev) ? [...prev, v] : [prev, v];
+  }
+  return out;
+}
+
+function bodyData(text: string, contentType: string, limits: RequestLimits): Record<string, unknown> {
+  const trimmed = text.trimStart();
+  if (trimmed === '') return {};
+  const isForm = contentType.toLowerCase().startsWith('application/x-www-form-urlencoded');
+  if (isForm && trimmed[0] !== '{' && trimmed[0] !== '[') return formData(text);
+  return parseJsonObject(text, limits.json);
+}
+
+export function requestToken(headers: Headers): string {
+  const vaultToken = headers.get('x-vault-token');
+  if (vaultToken) return vaultToken.trim();
+  const authz = headers.get('authorization');
+  if (authz && authz.startsWith('Bearer ')) return authz.slice(7).trim();
+  return '';
+}
+
+export async function parseRequest(req: Request, url: URL, limits: RequestLimits): Promise<ParsedRequest> {
+  const method = req.method.toUpperCase();
+  const path = canonicalPath(url.pathname.slice('/v1/'.length));
+  const listParam = url.searchParams.get('list');
+  const list = listParam === null ? false : parseBool(listParam);
+  if (list === null) throw new CofferError(400, []);
+
+  let operation: WireOperation;
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      operation = list ? 'list' : 'read';
+      break;
+    case 'LIST':
+      operation = 'list';
+      break;
+    case 'POST':
+    case 'PUT':
+      operation = 'write';
+      break;
+    case 'PATCH':
+      operation = 'patch';
+      break;
+    case 'DELETE':
+      operation = 'delete';
+      break;
+    default:
+      throw new CofferError(405, []);
+  }
+
+  const contentType = req.headers.get('content-type') ?? '';
+  if (operation === 'patch' && !contentType.toLowerCase().startsWith('application/merge-patch+json')) {
+    throw new CofferError(415, [`PATCH requires Content-Type of application/merge-patch+json, provided ${contentType}`]);
+  }
+
+  // Query parameters are data for reads, lists and deletes; a body is accepted on any method
+  // (hvac sends JSON bodies with GETs) and merged under the query parameters.
+  const data: Record<string, unknown> = bodyData(await readBody(req, limits.maxRequestSize), contentType, limits);
+  if (operation === 'read' || operation === 'list' || operation === 'delete') {
+    for (const key of new Set(url.searchParams.keys())) {
+      if (key === 'help' || key === 'list') continue;
+      const values = url.searchParams.getAll(key);
+      data[key] = values.length === 1 ? values[0] : values;
+    }
+  }
+
+  let wrapTTL = 0;
+  const wrapHeader = req.headers.get('x-vault-wrap-ttl');
+  if (wrapHeader) {
+    try {
+      wrapTTL = parseDurationSeconds(wrapHeader);
+    } catch (e) {
+      throw badRequest(`error parsing X-Vault-Wrap-TTL header: ${(e as Error).message}`);
+    }
+    if (wrapTTL < 0) throw badRequest('error parsing X-Vault-Wrap-TTL header: requested wrap ttl cannot be negative');
+  }
+
+  return {
+    operation,
+    path: operation === 'list' && path !== '' && !path.endsWith('/') ? `${path}/` : path,
+    data,
+    token: requestToken(req.headers),
+    head: method === 'HEAD',
+    wrapTTL,
+    clientIP: req.headers.get('cf-connecting-ip') ?? '127.0.0.1',
+    headers: req.headers,
+  };
+}

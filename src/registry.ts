@@ -1,0 +1,42 @@
+// Every mount type Coffer knows: which table it belongs to, where it runs, and how to build it.
+
+import type { MountTypeInfo } from './core/mount-service';
+import type { Backend } from './framework/backend';
+import { TOKEN_UNAUTHENTICATED_PATHS } from './auth/token';
+import { cubbyholeBackend } from './engines/cubbyhole';
+import { kvBackend, validateKvOptions } from './engines/kv';
+import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
+
+export type Host = 'system' | 'token' | 'mount';
+
+export interface BackendType extends MountTypeInfo {
+  host: Host;
+  /** Mount-relative paths needing no token; the Worker checks these before resolving one. */
+  unauthenticatedPaths: string[];
+  /** For host 'mount': builds the backend for a mount's options. */
+  create?(options: Record<string, string> | null): Backend;
+}
+
+/** Identity arrives with the auth core; until then its mount answers "unsupported path". */
+const identityBackend = (): Backend => ({ type: 'identity', paths: [] });
+
+const TYPES: BackendType[] = [
+  { type: 'system', table: 'mounts', host: 'system', mountable: false, ownObject: false, unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS },
+  { type: 'cubbyhole', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: cubbyholeBackend },
+  { type: 'identity', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: identityBackend },
+  {
+    type: 'kv',
+    table: 'mounts',
+    host: 'mount',
+    mountable: true,
+    ownObject: true,
+    unauthenticatedPaths: [],
+    create: kvBackend,
+    validateOptions: validateKvOptions,
+  },
+  { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false, unauthenticatedPaths: TOKEN_UNAUTHENTICATED_PATHS },
+];
+
+const BY_TYPE = new Map(TYPES.map((t) => [t.type, t]));
+
+export const backendType = (type: string): BackendType | undefined => BY_TYPE.get(type);

@@ -1,0 +1,16 @@
+// The system backend (mounted at sys/).
+import type { Backend } from '../framework/backend';
+import type { SystemServices } from './context';
+import { mountPaths } from './mounts';
+import { sealPaths } from './seal';
+import { SYS_SUDO_PATHS, SYS_UNAUTHENTICATED_PATHS } from './special-paths';
+import { uiMountPaths } from './ui-mounts';
+
+export function systemBackend(services: SystemServices): Backend {
+  return {
+    type: 'system',
+    paths: [...sealPaths(services), ...mountPaths(services), ...uiMountPaths(services)],
+    unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,
+    sudoPaths: SYS_SUDO_PATHS,
+  };
+}

@@ -1,0 +1,19 @@
+// sys/ paths that work without a token (and, for the seal ones, while sealed), and the ones
+// that need sudo. The Worker consults the first list before it resolves a token.
+
+export const SYS_UNAUTHENTICATED_PATHS = [
+  'init',
+  'seal-status',
+  'unseal',
+  'health',
+  'leader',
+  'generate-root/*',
+  'decode-token',
+  'internal/ui/mounts',
+  'internal/ui/mounts/*',
+];
+
+/** Reachable while sealed: everything else answers 503. */
+export const SYS_SEALED_PATHS = ['init', 'seal-status', 'unseal', 'health', 'leader', 'generate-root/*', 'decode-token'];
+
+export const SYS_SUDO_PATHS = ['auth/*', 'remount', 'rotate', 'seal', 'step-down', 'raw', 'raw/*', 'audit', 'audit/*', 'config/cors', 'config/auditing/*', 'plugins/catalog/*', 'leases/revoke-prefix/*', 'leases/revoke-force/*', 'leases/lookup/*', 'revoke-prefix/*', 'revoke-force/*'];
