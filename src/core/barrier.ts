@@ -36,7 +36,7 @@ export class BarrierStorage implements BatchStorage {
   async get(key: string): Promise<Uint8Array | null> {
     const sealed = this.physical.get(key);
     if (sealed === null) return null;
-    return this.open(key, sealed);
+    return await this.open(key, sealed);
   }
 
   async put(key: string, value: Uint8Array): Promise<void> {

@@ -1,0 +1,99 @@
+// `npm start`: Coffer on http://127.0.0.1:8200 (PORT overrides) with embedded local storage under
+// .coffer/data (COFFER_DATA_DIR overrides). The first start creates a seal key, initialises
+// through the public API and mounts kv at secret/; later starts reuse the data.
+//
+// Environment: PORT, COFFER_DATA_DIR, COFFER_DEV_ROOT_TOKEN (root token id on first init),
+// COFFER_LOG_LEVEL (debug|info|warn|error), COFFER_SKIP_BUILD=1 (reuse dist/, for tests).
+
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { build, ROOT, serve } from './miniflare-server.mjs';
+
+const port = Number(process.env.PORT ?? 8200);
+const dataDir = path.resolve(process.env.COFFER_DATA_DIR ?? path.join(ROOT, '.coffer/data'));
+const devRootToken = process.env.COFFER_DEV_ROOT_TOKEN ?? '';
+const logLevel = process.env.COFFER_LOG_LEVEL ?? 'info';
+const quiet = logLevel === 'warn' || logLevel === 'error' || logLevel === 'none';
+const say = (line = '') => {
+  if (!quiet) console.log(line);
+};
+
+function sealKey() {
+  const file = path.join(dataDir, 'seal.key');
+  if (!existsSync(file)) writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  return readFileSync(file, 'utf8').trim();
+}
+
+async function api(url, method, pathName, body, token) {
+  const res = await fetch(`${url}/v1/${pathName}`, {
+    method,
+    headers: { 'content-type': 'application/json', ...(token ? { 'x-vault-token': token } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${pathName}: ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function firstStart(url) {
+  const init = await api(url, 'PUT', 'sys/init', { recovery_shares: 1, recovery_threshold: 1 });
+  const initFile = path.join(dataDir, 'init.json');
+  writeFileSync(initFile, JSON.stringify(init, null, 2) + '\n', { mode: 0o600 });
+  await api(url, 'POST', 'sys/mounts/secret', { type: 'kv', description: 'key/value secret storage', options: { version: '1' } }, init.root_token);
+  say(`Initialised a new cluster; the root token and the recovery key are in ${initFile}`);
+  say('Mounted a kv secrets engine at secret/.');
+}
+
+async function main() {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
+  const { mf, url } = await serve({
+    configPath: path.join(ROOT, 'wrangler.toml'),
+    scriptPath,
+    port,
+    persistDir: path.join(dataDir, 'do'),
+    logLevel,
+    bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}) },
+  });
+
+  let stopping = false;
+  const stop = async (signal) => {
+    if (stopping) return;
+    stopping = true;
+    say(`\n${signal}: stopping`);
+    await mf.dispose();
+    process.exit(0);
+  };
+  // Miniflare's own exit hook exits at once with 130/143; replace it with an orderly dispose.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.removeAllListeners(signal);
+    process.on(signal, () => stop(signal));
+  }
+
+  const initFile = path.join(dataDir, 'init.json');
+  const { initialized } = await api(url, 'GET', 'sys/init');
+  if (!initialized) await firstStart(url);
+  else if (devRootToken && existsSync(initFile) && JSON.parse(readFileSync(initFile, 'utf8')).root_token !== devRootToken) {
+    console.warn('COFFER_DEV_ROOT_TOKEN only applies when the data directory is first initialised; it was ignored.');
+  }
+
+  const health = await fetch(`${url}/v1/sys/health`);
+  // Always printed (tests and tools wait for this line), whatever the log level.
+  console.log(`Coffer is listening on ${url} (data in ${dataDir})`);
+  if (health.status === 503) {
+    say(`The cluster is sealed. Unseal it with the recovery key in ${initFile}:`);
+    say(`    curl -X PUT ${url}/v1/sys/unseal -d "{\\"key\\": \\"$(node -p 'require(\\"${initFile}\\").recovery_keys[0]')\\"}"`);
+  }
+  say('');
+  say('Use it with the vault CLI or any Vault client:');
+  say(`    export VAULT_ADDR='${url}'`);
+  say(devRootToken ? `    export VAULT_TOKEN='${devRootToken}'` : `    export VAULT_TOKEN="$(node -p 'require("${initFile}").root_token')"`);
+  say('');
+  say('Press Ctrl-C to stop.');
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

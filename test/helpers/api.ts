@@ -1,0 +1,45 @@
+// Helpers for integration tests: the Worker through SELF.fetch, as a Vault client would call it.
+import { SELF } from 'cloudflare:test';
+
+export interface ApiResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  // Parsed JSON body (null for an empty body).
+  body: any;
+}
+
+export interface ApiOptions {
+  token?: string;
+  body?: unknown;
+  /** A raw body string, sent as-is. */
+  raw?: string;
+  headers?: Record<string, string>;
+}
+
+export async function api(method: string, path: string, opts: ApiOptions = {}): Promise<ApiResult> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers['X-Vault-Token'] = opts.token;
+  let body: string | undefined = opts.raw;
+  if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['Content-Type'] ??= 'application/json';
+  }
+  const res = await SELF.fetch(`http://coffer.test${path.startsWith('/') ? path : `/v1/${path}`}`, { method, headers, body });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
+}
+
+export interface Cluster {
+  root: string;
+  recoveryKeys: string[];
+}
+
+/** Initialises this test file's cluster (storage is isolated per file) with 3 shares, threshold 2. */
+export async function initCluster(shares = 3, threshold = 2): Promise<Cluster> {
+  const r = await api('PUT', 'sys/init', { body: { recovery_shares: shares, recovery_threshold: threshold } });
+  if (r.status !== 200) throw new Error(`init failed: ${r.status} ${r.text}`);
+  return { root: r.body.root_token, recoveryKeys: r.body.recovery_keys };
+}
+
+export const PERMISSION_DENIED = '1 error occurred:\n\t* permission denied\n\n';

@@ -1,0 +1,169 @@
+// One behavioural contract for every Storage implementation: in-memory, a buffered transaction,
+// and the barrier over both memory and a real Durable Object's SQLite database.
+import { env, runInDurableObject } from 'cloudflare:test';
+import { describe, expect, it } from 'vitest';
+import { BarrierStorage, type KeyringSource } from '../../../src/core/barrier';
+import { Keyring } from '../../../src/core/keyring';
+import { MemoryPhysical } from '../../../src/core/physical';
+import { utf8, fromUtf8 } from '../../../src/crypto/encoding';
+import { MemoryStorage, StorageTransaction, type Storage } from '../../../src/framework/storage';
+import { SqlPhysical } from '../../../durable-objects/sqlite-physical';
+
+const ring = Keyring.generate();
+const keys: KeyringSource = { get: async () => ring, refresh: async () => ring };
+
+const put = (s: Storage, k: string, v = k) => s.put(k, utf8(v));
+const text = async (s: Storage, k: string) => {
+  const v = await s.get(k);
+  return v === null ? null : fromUtf8(v);
+};
+
+const cases: Record<string, (s: Storage) => Promise<void>> = {
+  'get of a missing key is null': async (s) => {
+    expect(await s.get('nope')).toBeNull();
+  },
+  'put then get round-trips bytes, including every byte value and empty values': async (s) => {
+    const all = Uint8Array.from({ length: 256 }, (_, i) => i);
+    await s.put('bin', all);
+    expect(await s.get('bin')).toEqual(all);
+    await s.put('empty', new Uint8Array(0));
+    expect(await s.get('empty')).toEqual(new Uint8Array(0));
+  },
+  'put overwrites': async (s) => {
+    await put(s, 'k', 'one');
+    await put(s, 'k', 'two');
+    expect(await text(s, 'k')).toBe('two');
+    expect(await s.list('')).toEqual(['k']);
+  },
+  'delete removes, and deleting a missing key is a no-op': async (s) => {
+    await put(s, 'a/b');
+    await s.delete('a/b');
+    await s.delete('never/was');
+    expect(await s.get('a/b')).toBeNull();
+    expect(await s.list('')).toEqual([]);
+  },
+  'list returns direct children sorted, folders with a trailing slash, once each': async (s) => {
+    for (const k of ['b', 'a/x', 'a/y/z', 'c/d', 'a/y/w', 'aa']) await put(s, k);
+    expect(await s.list('')).toEqual(['a/', 'aa', 'b', 'c/']);
+    expect(await s.list('a/')).toEqual(['x', 'y/']);
+    expect(await s.list('a/y/')).toEqual(['w', 'z']);
+    expect(await s.list('missing/')).toEqual([]);
+  },
+  'a key and a folder may share a name': async (s) => {
+    await put(s, 'n');
+    await put(s, 'n/child');
+    expect(await s.list('')).toEqual(['n', 'n/']);
+  },
+  'a folder disappears with its last key, and only then': async (s) => {
+    for (const k of ['p/q/r', 'p/q/s', 'p/t']) await put(s, k);
+    await s.delete('p/q/r');
+    expect(await s.list('p/')).toEqual(['q/', 't']);
+    await s.delete('p/q/s');
+    expect(await s.list('p/')).toEqual(['t']);
+    await s.delete('p/t');
+    expect(await s.list('')).toEqual([]);
+  },
+  'keys may hold spaces, percent signs and non-ASCII text': async (s) => {
+    for (const k of ['dir one/key %20', 'dir one/ключ', 'dir one/😀']) await put(s, k);
+    expect(await s.list('dir one/')).toEqual(['key %20', 'ключ', '😀'].sort());
+    expect(await text(s, 'dir one/😀')).toBe('dir one/😀');
+  },
+  'list refuses a prefix that is not a folder': async (s) => {
+    await expect(s.list('a')).rejects.toThrow('must be empty or end with "/"');
+  },
+  'put refuses malformed keys': async (s) => {
+    for (const k of ['', 'a/', '/a', 'a//b']) await expect(s.put(k, utf8('x'))).rejects.toThrow('invalid storage key');
+  },
+  'values of 512 KiB round-trip': async (s) => {
+    const big = Uint8Array.from({ length: 512 * 1024 }, (_, i) => (i * 31) & 0xff);
+    await s.put('big', big);
+    expect(await s.get('big')).toEqual(big);
+  },
+};
+
+/** The barrier puts keys unchecked into the physical layer; check them on the way in. */
+class CheckedBarrier extends BarrierStorage {
+  override async put(key: string, value: Uint8Array) {
+    await new MemoryStorage().put(key, value); // same validation as every other implementation
+    return super.put(key, value);
+  }
+}
+
+const implementations: Array<[string, (fn: (s: Storage) => Promise<void>) => Promise<void>]> = [
+  ['MemoryStorage', (fn) => fn(new MemoryStorage())],
+  ['StorageTransaction (uncommitted view)', (fn) => fn(new StorageTransaction(new MemoryStorage()))],
+  ['BarrierStorage over memory', (fn) => fn(new CheckedBarrier(new MemoryPhysical(), keys))],
+  [
+    'BarrierStorage over Durable Object SQLite',
+    (fn) => {
+      const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+      return runInDurableObject(stub, async (_obj, state) => fn(new CheckedBarrier(new SqlPhysical(state.storage), keys)));
+    },
+  ],
+];
+
+describe.each(implementations)('Storage conformance: %s', (_name, run) => {
+  for (const [name, fn] of Object.entries(cases)) it(name, () => run(fn));
+});
+
+describe('StorageTransaction', () => {
+  it('applies nothing until commit, then everything at once', async () => {
+    const base = new MemoryStorage();
+    await put(base, 'old/a');
+    const tx = new StorageTransaction(base);
+    await put(tx, 'new/b');
+    await tx.delete('old/a');
+    expect(await tx.list('')).toEqual(['new/']);
+    expect(await base.list('')).toEqual(['old/']);
+    await tx.commit();
+    expect(await base.list('')).toEqual(['new/']);
+  });
+
+  it('a folder emptied by deletes in the transaction is not listed', async () => {
+    const base = new MemoryStorage();
+    for (const k of ['f/x', 'f/y']) await put(base, k);
+    const tx = new StorageTransaction(base);
+    await tx.delete('f/x');
+    expect(await tx.list('')).toEqual(['f/']);
+    await tx.delete('f/y');
+    expect(await tx.list('')).toEqual([]);
+    await put(tx, 'f/z');
+    expect(await tx.list('')).toEqual(['f/']);
+  });
+
+  it('a dropped transaction leaves the storage untouched', async () => {
+    const base = new MemoryStorage();
+    const tx = new StorageTransaction(base);
+    await put(tx, 'a');
+    expect(base.data.size).toBe(0);
+  });
+});
+
+describe('SqlPhysical', () => {
+  it('applies a batch atomically: a failing op rolls back the whole batch', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      const p = new SqlPhysical(state.storage);
+      p.apply([{ key: 'keep', value: utf8('1') }]);
+      // A null key violates NOT NULL half-way through the batch.
+      const bad = { key: null as unknown as string, value: utf8('3') };
+      expect(() => p.apply([{ key: 'a', value: utf8('2') }, bad])).toThrow();
+      expect(p.get('a')).toBeNull();
+      expect(p.list('')).toEqual(['keep']);
+    });
+  });
+
+  it('lists a folder without scanning the rest of a large table', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      const p = new SqlPhysical(state.storage);
+      const ops = Array.from({ length: 5000 }, (_, i) => ({ key: `bulk/${i}`, value: utf8('v') }));
+      p.apply(ops);
+      p.apply([{ key: 'small/one', value: utf8('v') }]);
+      const cursor = state.storage.sql.exec('SELECT key FROM coffer_kv WHERE parent = ?', 'small/');
+      cursor.toArray();
+      expect(cursor.rowsRead).toBeLessThan(5);
+      expect(p.list('small/')).toEqual(['one']);
+    });
+  });
+});

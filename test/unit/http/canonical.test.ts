@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalPath } from '../../../src/http/canonical';
+
+describe('canonicalPath', () => {
+  it.each([
+    ['secret/foo', 'secret/foo'],
+    ['secret/foo/', 'secret/foo/'],
+    ['secret/a%20b', 'secret/a b'],
+    ['secret/a%2Fb', 'secret/a/b'],
+    ['secret/%252e%252e', 'secret/%2e%2e'],
+    ['', ''],
+  ])('%j → %j', (input, out) => expect(canonicalPath(input)).toBe(out));
+
+  it.each([
+    ['secret/../sys/seal', '"." and ".."'],
+    ['secret/./foo', '"." and ".."'],
+    ['secret/%2e%2e/sys', '"." and ".."'],
+    ['secret/%2E/x', '"." and ".."'],
+    ['secret//foo', 'empty segments'],
+    ['/secret/foo', 'empty segments'],
+    ['secret/%2F/foo', 'empty segments'],
+    ['secret/a%00b', 'control characters'],
+    ['secret/a%0ab', 'control characters'],
+    ['secret/%zz', 'malformed percent-encoding'],
+  ])('refuses %j', (input, message) => {
+    expect(() => canonicalPath(input)).toThrow(message);
+  });
+});

@@ -1,0 +1,14 @@
+// End-to-end tests: real processes (the launcher, wrangler dev) driven by real clients, in Node.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/e2e/**/*.test.ts'],
+    environment: 'node',
+    globalSetup: ['test/e2e/global-setup.ts'],
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Each file starts its own servers; two cores are plenty busy with one file at a time.
+    fileParallelism: false,
+  },
+});
