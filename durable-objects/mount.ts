@@ -80,7 +80,7 @@ export class MountObject extends DurableObject<Env> {
       const entry = await this.loadEntry();
       if (!entry || routePrefix(entry) !== prefix) return { kind: 'gone' };
       const backend = this.backendFor(entry);
-      const run = async () => {
+      const run = () => {
         const tx = this.barrier.transaction();
         return dispatch(
           backend,

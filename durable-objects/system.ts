@@ -127,8 +127,8 @@ export class SystemObject extends DurableObject<Env> {
   }
 
   private async announce(event: 'sealed' | 'unsealed' | 'rotated'): Promise<void> {
-    if (event === 'sealed') return this.publish({ sealed: true });
-    if (event === 'unsealed') return this.publish({ sealed: false, version: (await this.mounts.snapshot()).version });
+    if (event === 'sealed') return await this.publish({ sealed: true });
+    if (event === 'unsealed') return await this.publish({ sealed: false, version: (await this.mounts.snapshot()).version });
     await this.dropKeysEverywhere(await this.mountObjects());
   }
 

@@ -3,12 +3,16 @@
 export class Mutex {
   private tail: Promise<void> = Promise.resolve();
 
-  run<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn);
-    this.tail = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    return result;
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const previous = this.tail;
+    let release!: () => void;
+    this.tail = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await previous;
+      // Awaited here (not returned) so a rejection is handled at once, never "adopted" later.
+      return await fn();
+    } finally {
+      release();
+    }
   }
 }

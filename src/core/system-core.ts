@@ -8,7 +8,7 @@ import { fromBase64, fromHex, fromUtf8, toBase64, toBase64Raw, toHex, utf8 } fro
 import { sha256 } from '../crypto/hmac';
 import { randomBase62, randomBytes, randomHex, randomUUID } from '../crypto/random';
 import { constantTimeEqual } from '../crypto/timing';
-import { badRequest, CofferError, permissionDenied, sealedError } from '../framework/errors';
+import { badRequest, permissionDenied, sealedError } from '../framework/errors';
 import { getJSON, putJSON } from '../framework/storage';
 import { BarrierStorage, type KeyringSource } from './barrier';
 import { Keyring } from './keyring';
@@ -149,7 +149,7 @@ export class SystemCore implements KeyringSource {
   }
 
   private async rootKey(): Promise<Uint8Array> {
-    return this.requireSeal().decrypt(this.physical.get(K.rootKey)!, 'root-key');
+    return await this.requireSeal().decrypt(this.physical.get(K.rootKey)!, 'root-key');
   }
 
   async clusterInfo(): Promise<ClusterInfo | null> {
@@ -292,10 +292,13 @@ export class SystemCore implements KeyringSource {
     return found;
   }
 
-  /** Adds a verified share to a progress record; returns the recovery key once the threshold is met. */
-  private async addShare(progress: Progress, share: Uint8Array): Promise<Uint8Array | null> {
+  /**
+   * Adds a verified share to a progress record; returns the recovery key once the threshold is
+   * met. Shares that pass one by one but do not combine invalidate the attempt (`discard`).
+   */
+  private async addShare(progress: Progress, share: Uint8Array, discard: () => Promise<void>): Promise<Uint8Array | null> {
     if (!(await this.isRecoveryShare(share))) {
-      throw badRequest('recovery key verification failed: the key is not a share of this cluster\'s recovery key');
+      throw badRequest("recovery key verification failed: the key is not a share of this cluster's recovery key");
     }
     const encoded = toBase64(share);
     if (progress.shares.includes(encoded)) throw badRequest('given key has already been provided during this operation');
@@ -303,9 +306,15 @@ export class SystemCore implements KeyringSource {
     const config = this.sealConfig()!;
     if (progress.shares.length < config.recovery_threshold) return null;
     const parts = progress.shares.map((s) => fromBase64(s)!);
-    const key = config.recovery_shares === 1 ? parts[0] : combineOrFail(parts);
+    let key: Uint8Array | null = null;
+    try {
+      key = config.recovery_shares === 1 ? parts[0] : combine(parts);
+    } catch (e) {
+      if (!(e instanceof ShamirError)) throw e;
+    }
     const record = await this.recoveryRecord();
-    if (!constantTimeEqual(key, fromBase64(record.key)!)) {
+    if (!key || !constantTimeEqual(key, fromBase64(record.key)!)) {
+      await discard();
       throw badRequest('recovery key verification failed: the shares do not combine to the recovery key');
     }
     return key;
@@ -340,11 +349,7 @@ export class SystemCore implements KeyringSource {
     const share = decodeKeyShare(params.key);
     this.requireSeal();
     const progress = (await this.loadProgress()) ?? { nonce: randomUUID(), shares: [] };
-    const key = await this.addShare(progress, share).catch(async (e) => {
-      // A combination that fails verification invalidates the whole attempt, as in Vault.
-      if (e instanceof CofferError && /do not combine/.test(e.errors[0] ?? '')) await this.saveProgress(null);
-      throw e;
-    });
+    const key = await this.addShare(progress, share, () => this.saveProgress(null));
     if (!key) {
       await this.saveProgress(progress);
       return this.sealStatus();
@@ -471,10 +476,7 @@ export class SystemCore implements KeyringSource {
 
   /** Adds a share; on completion mints the root token and returns the final status. */
   private async progressGenerateRoot(attempt: GenerateRootAttempt, share: Uint8Array): Promise<Record<string, unknown> | null> {
-    const key = await this.addShare(attempt, share).catch(async (e) => {
-      if (e instanceof CofferError && /do not combine/.test(e.errors[0] ?? '')) await this.barrier.delete(GENERATE_ROOT_KEY);
-      throw e;
-    });
+    const key = await this.addShare(attempt, share, () => this.barrier.delete(GENERATE_ROOT_KEY));
     if (!key) return null;
     const token = newRootToken();
     await this.ports.createRootToken(token);
@@ -499,15 +501,6 @@ function xorBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
 
 function hasValue(v: unknown): boolean {
   return Array.isArray(v) ? v.length > 0 : v !== undefined && v !== null && v !== '';
-}
-
-function combineOrFail(parts: Uint8Array[]): Uint8Array {
-  try {
-    return combine(parts);
-  } catch (e) {
-    if (e instanceof ShamirError) throw badRequest(`recovery key verification failed: the shares do not combine to the recovery key (${e.message})`);
-    throw e;
-  }
 }
 
 export function validateShareConfig(shares: number, threshold: number): void {

@@ -148,7 +148,7 @@ export class StorageTransaction implements Transaction {
 
   async get(key: string) {
     if (this.pending.has(key)) return this.pending.get(key) ?? null;
-    return this.inner.get(key);
+    return await this.inner.get(key);
   }
   async put(key: string, value: Uint8Array) {
     assertKey(key);

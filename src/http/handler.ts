@@ -113,6 +113,7 @@ export async function handleV1(request: Request, env: Env): Promise<Response> {
   const ctx: EnvelopeContext = { requestId: crypto.randomUUID(), path: '', mountType: '', head: false };
   try {
     const url = new URL(request.url);
+    if (!url.pathname.startsWith('/v1/')) return errorResponse(404, []);
     const p = await parseRequest(request, url, limits(env));
     ctx.path = p.path;
     ctx.head = p.head;
