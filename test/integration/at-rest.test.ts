@@ -39,7 +39,7 @@ describe('data at rest', () => {
     expect((await api('GET', 'secret/app/creds', { token: c.root })).body.data.password).toBe(secrets[0]);
 
     const cells: Uint8Array[] = [];
-    for (const ns of [env.SYSTEM, env.TOKENS, env.MOUNTS] as DurableObjectNamespace[]) {
+    for (const ns of [env.SYSTEM, env.TOKENS, env.MOUNTS] as unknown as DurableObjectNamespace[]) {
       const ids = await listDurableObjectIds(ns);
       expect(ids.length).toBeGreaterThan(0);
       for (const id of ids) cells.push(...(await dumpObject(ns, id)));
