@@ -3,7 +3,7 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import { BarrierStorage } from '../src/core/barrier';
-import { dispatch, rootOnlyAuthorizer, type WireRequest } from '../src/core/logical';
+import { dispatch, rootOnlyAuthorizer, type MountContext, type WireRequest } from '../src/core/logical';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
 import { Mutex } from '../src/core/mutex';
 import { errorResult, type WireResult } from '../src/core/wire';
@@ -26,7 +26,7 @@ export class MountObject extends DurableObject<Env> {
   private readonly barrier: BarrierStorage;
   private readonly writes = new Mutex();
   private entry: MountEntry | null | undefined;
-  private backend: { options: string; backend: Backend } | null = null;
+  private backend: { entry: MountEntry; backend: Backend; context: MountContext } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -65,37 +65,33 @@ export class MountObject extends DurableObject<Env> {
     this.entry = undefined;
   }
 
-  private backendFor(entry: MountEntry): Backend {
-    const options = JSON.stringify(entry.options ?? {});
-    if (this.backend?.options !== options) {
+  /** The backend and mount context for the current entry; rebuilt when provisioning replaces it. */
+  private backendFor(entry: MountEntry): { backend: Backend; context: MountContext } {
+    if (this.backend?.entry !== entry) {
       const type = backendType(entry.type);
       if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
-      this.backend = { options, backend: type.create(entry.options) };
+      this.backend = {
+        entry,
+        backend: type.create(entry.options),
+        context: {
+          mountPoint: routePrefix(entry),
+          mountType: entry.type,
+          mountAccessor: entry.accessor,
+          mountConfig: effectiveTTLs(entry.config),
+          mountOptions: entry.options ?? {},
+        },
+      };
     }
-    return this.backend.backend;
+    return this.backend;
   }
 
   async handle(prefix: string, wire: WireRequest): Promise<WireResult> {
     try {
       const entry = await this.loadEntry();
-      if (!entry || routePrefix(entry) !== prefix) return { kind: 'gone' };
-      const backend = this.backendFor(entry);
-      const run = () => {
-        const tx = this.barrier.transaction();
-        return dispatch(
-          backend,
-          wire,
-          {
-            mountPoint: prefix,
-            mountType: entry.type,
-            mountAccessor: entry.accessor,
-            mountConfig: effectiveTTLs(entry.config),
-            mountOptions: entry.options ?? {},
-          },
-          prefixedTransaction(tx, LOGICAL_PREFIX),
-          rootOnlyAuthorizer,
-        );
-      };
+      if (!entry) return { kind: 'gone' };
+      const { backend, context } = this.backendFor(entry);
+      if (context.mountPoint !== prefix) return { kind: 'gone' };
+      const run = () => dispatch(backend, wire, context, prefixedTransaction(this.barrier.transaction(), LOGICAL_PREFIX), rootOnlyAuthorizer);
       const response = wire.operation === 'read' || wire.operation === 'list' ? await run() : await this.writes.run(run);
       return { kind: 'ok', response };
     } catch (e) {

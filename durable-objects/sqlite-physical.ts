@@ -39,8 +39,8 @@ export class SqlPhysical implements Physical {
   }
 
   get(key: string): Uint8Array | null {
-    const row = this.sql.exec<{ value: ArrayBuffer }>('SELECT value FROM coffer_kv WHERE key = ?', key).toArray()[0];
-    return row ? new Uint8Array(row.value) : null;
+    const { value, done } = this.sql.exec<{ value: ArrayBuffer }>('SELECT value FROM coffer_kv WHERE key = ?', key).next();
+    return done || !value ? null : new Uint8Array(value.value);
   }
 
   list(prefix: string): string[] {
@@ -53,6 +53,8 @@ export class SqlPhysical implements Physical {
 
   apply(ops: StorageOp[]): void {
     if (ops.length === 0) return;
+    // Fast path: overwriting one existing key is a single (atomic) statement.
+    if (ops.length === 1 && ops[0].value !== null && this.overwrite(ops[0].key, ops[0].value)) return;
     this.storage.transactionSync(() => {
       for (const op of ops) {
         if (op.value === null) this.remove(op.key);
@@ -61,12 +63,12 @@ export class SqlPhysical implements Physical {
     });
   }
 
+  private overwrite(key: string, value: Uint8Array): boolean {
+    return this.sql.exec('UPDATE coffer_kv SET value = ? WHERE key = ?', value, key).rowsWritten > 0;
+  }
+
   private upsert(key: string, value: Uint8Array): void {
-    const existed = this.sql.exec('SELECT 1 FROM coffer_kv WHERE key = ?', key).toArray().length > 0;
-    if (existed) {
-      this.sql.exec('UPDATE coffer_kv SET value = ? WHERE key = ?', value, key);
-      return;
-    }
+    if (this.overwrite(key, value)) return;
     this.sql.exec('INSERT INTO coffer_kv (key, parent, value) VALUES (?, ?, ?)', key, parentOf(key), value);
     for (const dir of folders(key)) {
       this.sql.exec(

@@ -5,9 +5,24 @@ import { tokenShardName } from '../src/core/tokens';
 
 export const SYSTEM_OBJECT_NAME = 'system';
 
-export const systemStub = (env: Env) => env.SYSTEM.get(env.SYSTEM.idFromName(SYSTEM_OBJECT_NAME));
-export const tokenShardStub = (env: Env, shard: number) => env.TOKENS.get(env.TOKENS.idFromName(tokenShardName(shard)));
-export const mountStub = (env: Env, uuid: string) => env.MOUNTS.get(env.MOUNTS.idFromName(uuid));
+// Ids are cached per isolate (deriving one per request shows on the hot path). Stubs cannot be:
+// workerd binds a stub to the request that created it.
+const ids = new WeakMap<object, Map<string, DurableObjectId>>();
+
+function stubFor<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObjectNamespace<T>, name: string): DurableObjectStub<T> {
+  let byName = ids.get(ns);
+  if (!byName) ids.set(ns, (byName = new Map()));
+  let id = byName.get(name);
+  if (!id) {
+    id = ns.idFromName(name);
+    byName.set(name, id);
+  }
+  return ns.get(id);
+}
+
+export const systemStub = (env: Env) => stubFor(env.SYSTEM, SYSTEM_OBJECT_NAME);
+export const tokenShardStub = (env: Env, shard: number) => stubFor(env.TOKENS, tokenShardName(shard));
+export const mountStub = (env: Env, uuid: string) => stubFor(env.MOUNTS, uuid);
 
 export function allTokenShards(env: Env) {
   return Array.from({ length: tokenShardCount(env) }, (_, i) => tokenShardStub(env, i));

@@ -47,7 +47,7 @@ export class SystemObject extends DurableObject<Env> {
       seal,
       {
         createRootToken: async (token) => {
-          await tokenShardStub(env, await shardFor(token, tokenShardCount(env))).createRoot(token);
+          await tokenShardStub(env, shardFor(token, tokenShardCount(env))).createRoot(token);
         },
         announce: (event) => this.announce(event),
       },

@@ -73,7 +73,15 @@ export class TokenStoreObject extends DurableObject<Env> {
     const epoch = this.currentEpoch();
     if (epoch.sealed) return { epoch, auth: null };
     const entry = await this.lookup(token);
-    return { epoch, auth: entry ? authContextFor(entry) : null };
+    return { epoch, auth: entry ? this.authFor(entry) : null };
+  }
+
+  private readonly auths = new WeakMap<TokenEntry, AuthContext>();
+
+  private authFor(entry: TokenEntry): AuthContext {
+    let auth = this.auths.get(entry);
+    if (!auth) this.auths.set(entry, (auth = authContextFor(entry)));
+    return auth;
   }
 
   private async lookup(token: string): Promise<TokenEntry | null> {

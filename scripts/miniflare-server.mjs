@@ -28,7 +28,7 @@ const LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.WARN
  * Starts a Worker described by a wrangler config. Durable Objects use SQLite, persisted under
  * `persistDir` (or kept in memory when it is false). Returns the Miniflare instance and its URL.
  */
-export async function serve({ configPath, scriptPath, port, persistDir, bindings = {}, logLevel = 'info' }) {
+export async function serve({ configPath, scriptPath, port, persistDir, bindings = {}, logLevel = 'info', inspectorPort }) {
   const config = unstable_readConfig({ config: configPath });
   const sqliteClasses = new Set(config.migrations.flatMap((m) => m.new_sqlite_classes ?? []));
   const durableObjects = Object.fromEntries(
@@ -45,6 +45,7 @@ export async function serve({ configPath, scriptPath, port, persistDir, bindings
     durableObjects,
     durableObjectsPersist: persistDir === false ? false : persistDir,
     bindings: { ...config.vars, ...bindings },
+    ...(inspectorPort ? { inspectorPort } : {}),
   });
   const url = await mf.ready;
   return { mf, url: url.toString().replace(/\/$/, '') };

@@ -3,7 +3,8 @@
 // through the public API and mounts kv at secret/; later starts reuse the data.
 //
 // Environment: PORT, COFFER_DATA_DIR, COFFER_DEV_ROOT_TOKEN (root token id on first init),
-// COFFER_LOG_LEVEL (debug|info|warn|error), COFFER_SKIP_BUILD=1 (reuse dist/, for tests).
+// COFFER_LOG_LEVEL (debug|info|warn|error), COFFER_SKIP_BUILD=1 (reuse dist/, for tests),
+// COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`).
 
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -54,6 +55,7 @@ async function main() {
     port,
     persistDir: path.join(dataDir, 'do'),
     logLevel,
+    inspectorPort: process.env.COFFER_INSPECTOR_PORT ? Number(process.env.COFFER_INSPECTOR_PORT) : undefined,
     bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}) },
   });
 

@@ -46,15 +46,25 @@ export interface AuthorizationRequest {
   data: Record<string, unknown>;
 }
 
-/** Decides whether a request may proceed; throws a 403 CofferError when it may not. */
-export type Authorizer = (req: AuthorizationRequest) => void;
+export interface Authorizer {
+  /** Throws a 403 CofferError when the request may not proceed. */
+  authorize(req: AuthorizationRequest): void;
+  /**
+   * True when the caller holds both create and update on the path. Then a write whose create and
+   * update handlers are the same behaves identically either way, and the existence check is skipped.
+   */
+  grantsCreateAndUpdate(req: Omit<AuthorizationRequest, 'capability'>): boolean;
+}
 
 /**
  * Until the ACL engine lands every protected path needs a root token. Unauthenticated paths
  * never reach the authorizer.
  */
-export const rootOnlyAuthorizer: Authorizer = ({ auth }) => {
-  if (!auth || !auth.root) throw permissionDenied();
+export const rootOnlyAuthorizer: Authorizer = {
+  authorize: ({ auth }) => {
+    if (!auth || !auth.root) throw permissionDenied();
+  },
+  grantsCreateAndUpdate: ({ auth }) => auth?.root === true,
 };
 
 export function relativePath(fullPath: string, mountPoint: string): string {
@@ -72,14 +82,14 @@ export async function dispatch(
   wire: WireRequest,
   mount: MountContext,
   storage: Transaction,
-  authorize: Authorizer,
+  authorizer: Authorizer,
 ): Promise<LogicalResponse> {
   const relPath = relativePath(wire.path, mount.mountPoint);
   const match = matchPath(backend, relPath);
   if (!match) throw unsupportedPath();
   const { def, params } = match;
 
-  const data = { ...wire.data, ...params };
+  const data = Object.keys(params).length > 0 ? { ...wire.data, ...params } : wire.data;
   const req: LogicalRequest = {
     id: wire.id,
     operation: wire.operation === 'write' ? 'update' : wire.operation,
@@ -101,19 +111,16 @@ export async function dispatch(
     fieldError = e;
   }
 
+  const unauthenticated = isUnauthenticatedPath(backend, relPath);
+  const authz = { auth: wire.auth, path: wire.path, sudo: matchesSpecialPath(backend.sudoPaths, relPath), data };
   if (wire.operation === 'write' && def.existenceCheck && fieldError === null) {
-    req.operation = (await def.existenceCheck(req, fields)) ? 'update' : 'create';
+    const oneHandler = !def.operations.create || def.operations.create === def.operations.update;
+    if (!(oneHandler && !unauthenticated && authorizer.grantsCreateAndUpdate(authz))) {
+      req.operation = (await def.existenceCheck(req, fields)) ? 'update' : 'create';
+    }
   }
 
-  if (!isUnauthenticatedPath(backend, relPath)) {
-    authorize({
-      auth: wire.auth,
-      capability: req.operation,
-      path: wire.path,
-      sudo: matchesSpecialPath(backend.sudoPaths, relPath),
-      data,
-    });
-  }
+  if (!unauthenticated) authorizer.authorize({ ...authz, capability: req.operation });
   if (fieldError !== null) throw fieldError;
 
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);

@@ -1,5 +1,9 @@
 // The token store's persistence: tokens keyed by HMAC-SHA256(salt, token) under a barrier-protected
 // salt, and accessors pointing at those HMACs. Pure logic over Storage.
+//
+// Live entries are also kept in memory, keyed by token: the shard owns every write to its tokens,
+// so the cache is coherent, and it saves the HMAC, the read and the decryption on every request.
+// Memory holds nothing the keyring in the same memory would not already unlock.
 
 import { toHex } from '../crypto/encoding';
 import { hmacSha256 } from '../crypto/hmac';
@@ -8,9 +12,11 @@ import { getJSON, putJSON, type Storage } from '../framework/storage';
 import { newAccessor, rootTokenEntry, type TokenEntry } from './tokens';
 
 const SALT_KEY = 'salt';
+const CACHE_LIMIT = 10_000;
 
 export class TokenStore {
   private salt: Uint8Array | null = null;
+  private readonly cache = new Map<string, TokenEntry>();
 
   constructor(private readonly storage: Storage) {}
 
@@ -25,9 +31,15 @@ export class TokenStore {
     return salt;
   }
 
-  /** Forgets the cached salt (after a seal, or when storage was erased). */
+  /** Forgets everything held in memory (after a seal or a keyring change). */
   reset(): void {
     this.salt = null;
+    this.cache.clear();
+  }
+
+  private remember(token: string, entry: TokenEntry): void {
+    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(token, entry);
   }
 
   private async hash(token: string, create: boolean): Promise<string | null> {
@@ -41,15 +53,20 @@ export class TokenStore {
     const entry = rootTokenEntry(newAccessor(), now);
     await putJSON(this.storage, `tokens/${hash}`, entry);
     await putJSON(this.storage, `accessors/${entry.accessor}`, { hash });
+    this.remember(token, entry);
     return entry;
   }
 
   /** The live entry for a token, or null when unknown or expired. */
   async lookup(token: string, now = Date.now()): Promise<TokenEntry | null> {
-    const hash = await this.hash(token, false);
-    if (!hash) return null;
-    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
-    if (!entry) return null;
+    let entry = this.cache.get(token) ?? null;
+    if (!entry) {
+      const hash = await this.hash(token, false);
+      if (!hash) return null;
+      entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+      if (!entry) return null;
+      this.remember(token, entry);
+    }
     if (entry.expireTime !== null && entry.expireTime <= now) return null;
     return entry;
   }

@@ -1,7 +1,6 @@
 // Token formats, the persisted token entry, and how a token is presented to backends.
 
 import { toHex, utf8 } from '../crypto/encoding';
-import { sha256 } from '../crypto/hmac';
 import { randomBase62 } from '../crypto/random';
 import type { AuthContext } from '../framework/backend';
 import { formatRFC3339Nano } from '../framework/duration';
@@ -92,11 +91,19 @@ export function tokenLookupData(entry: TokenEntry, id: string, now = Date.now())
   };
 }
 
-/** The token-store shard that owns a token: a stable function of the token alone. */
-export async function shardFor(token: string, shards: number): Promise<number> {
+/**
+ * The token-store shard that owns a token: a stable function of the token alone. FNV-1a is enough:
+ * tokens are server-generated random strings, so they spread evenly, and this runs synchronously
+ * on every request.
+ */
+export function shardFor(token: string, shards: number): number {
   if (shards <= 1) return 0;
-  const digest = await sha256(utf8(token));
-  return new DataView(digest.buffer).getUint32(0) % shards;
+  let h = 0x811c9dc5;
+  for (const b of utf8(token)) {
+    h ^= b;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % shards;
 }
 
 export const tokenShardName = (shard: number): string => `token-shard-${shard}`;

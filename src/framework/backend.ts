@@ -73,6 +73,10 @@ export interface PathDef {
   /** Regular expression over the mount-relative path (anchored); named groups become fields. */
   pattern: string;
   fields?: FieldSchemas;
+  /**
+   * One handler per operation. A create handler that is the same function as the update handler
+   * must not branch on req.operation: the pipeline may then skip the existence check.
+   */
   operations: Partial<Record<Operation, Handler>>;
   /** Decides create vs update for writes: true when the target already exists. */
   existenceCheck?: (req: LogicalRequest, fields: FieldData) => Promise<boolean>;

@@ -4,16 +4,20 @@
 import type { LogicalResponse } from '../framework/backend';
 import { encodeJson } from './json';
 
-const BASE_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' };
+const BASE_HEADERS: [string, string][] = [
+  ['Content-Type', 'application/json'],
+  ['Cache-Control', 'no-store'],
+];
 
 /** sys/ paths whose `data` Vault also copies to the top level (old clients read it there). */
 const TOP_LEVEL_COPY =
   /^sys\/(?:audit(?:\/.*)?|audit-hash\/.*|auth(?:\/.*)?|config\/cors|config\/auditing\/request-headers(?:\/.*)?|capabilities(?:-accessor|-self)?|ha-status|key-status|mounts(?:\/.*)?|policy(?:\/.*)?|rekey\/backup|rekey\/recovery-key-backup|remount|rotate|wrapping\/wrap)$/;
 
-export function jsonResponse(status: number, body: unknown, head = false, extraHeaders?: Record<string, string>): Response {
-  const headers = { ...BASE_HEADERS, ...extraHeaders };
-  if (status === 204 || body === undefined) return new Response(null, { status, headers });
-  return new Response(head ? null : encodeJson(body), { status, headers });
+const HEADERS = new Headers(BASE_HEADERS);
+
+export function jsonResponse(status: number, body: unknown, head = false): Response {
+  if (status === 204 || body === undefined) return new Response(null, { status, headers: HEADERS });
+  return new Response(head ? null : encodeJson(body), { status, headers: HEADERS });
 }
 
 export function errorResponse(status: number, errors: string[], extra?: Record<string, unknown>): Response {

@@ -43,14 +43,12 @@ function limits(env: Env): RequestLimits {
 
 const invalidToken = (): CofferError => new CofferError(403, [multierror(['permission denied', 'invalid token'])]);
 
-async function shardOf(env: Env, token: string) {
-  return tokenShardStub(env, await shardFor(token, tokenShardCount(env)));
-}
+const shardOf = (env: Env, token: string) => tokenShardStub(env, shardFor(token, tokenShardCount(env)));
 
 /** Resolves the caller's token; with no token, still learns the epoch (seal state first). */
 async function resolve(env: Env, token: string): Promise<{ epoch: Epoch; auth: AuthContext | null }> {
   if (!token) return { epoch: await tokenShardStub(env, 0).epoch(), auth: null };
-  return (await shardOf(env, token)).resolve(token);
+  return shardOf(env, token).resolve(token);
 }
 
 function resultToHttp(result: WireResult, ctx: EnvelopeContext): Response {
@@ -87,7 +85,7 @@ async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Prom
 
 async function handleTokenMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'token';
-  const shard = p.token ? await shardOf(env, p.token) : tokenShardStub(env, 0);
+  const shard = p.token ? shardOf(env, p.token) : tokenShardStub(env, 0);
   const { result } = await shard.handle(p.token, TOKEN_MOUNT, wireRequest(ctx.requestId, p, null));
   return resultToHttp(result, ctx);
 }

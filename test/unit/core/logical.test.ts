@@ -58,9 +58,13 @@ function wire(operation: WireRequest['operation'], path: string, data: Record<st
 }
 
 async function run(w: WireRequest, base = new MemoryStorage(), seen: AuthorizationRequest[] = []) {
-  const response = await dispatch(backend, w, mount, new StorageTransaction(base), (req) => {
-    seen.push(req);
-    rootOnlyAuthorizer(req);
+  const response = await dispatch(backend, w, mount, new StorageTransaction(base), {
+    authorize: (req) => {
+      seen.push(req);
+      rootOnlyAuthorizer.authorize(req);
+    },
+    // Exercise the existence checks: pretend the caller may not do both.
+    grantsCreateAndUpdate: () => false,
   });
   return { response, base, seen };
 }
@@ -73,6 +77,30 @@ describe('logical dispatch', () => {
     await run(wire('write', 'items/a', {}), base, seen);
     expect(seen.map((s) => s.capability)).toEqual(['create', 'update']);
     expect(calls.slice(-2)).toEqual(['create a 3', 'update a']);
+  });
+
+  it('skips the existence check when one handler serves both and the caller may do both', async () => {
+    let checked = 0;
+    const same: Backend = {
+      type: 'same',
+      paths: [
+        {
+          pattern: 'k',
+          existenceCheck: async () => {
+            checked++;
+            return false;
+          },
+          operations: { update: async () => ({ data: { done: true } }) },
+        },
+      ],
+    };
+    const tx = () => new StorageTransaction(new MemoryStorage());
+    const w = { ...wire('write', 'k'), path: 'same/k' };
+    const m = { ...mount, mountPoint: 'same/' };
+    await dispatch(same, w, m, tx(), rootOnlyAuthorizer);
+    expect(checked).toBe(0);
+    await dispatch(same, w, m, tx(), { ...rootOnlyAuthorizer, grantsCreateAndUpdate: () => false });
+    expect(checked).toBe(1);
   });
 
   it('uses the update handler for a create when a path has no create handler', async () => {

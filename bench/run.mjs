@@ -1,0 +1,124 @@
+// `npm run bench`: load against running servers, reported as ratios to the platform's ceiling
+// measured in the same run. Coffer runs under the launcher (log level warn); the baselines run
+// with the same Miniflare settings. Writes bench/results/latest.json.
+//
+// BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
+// BENCH_ONLY=<text> runs only the scenarios whose name contains it (baselines always run).
+
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { ROOT } from '../scripts/miniflare-server.mjs';
+import { SCENARIOS } from './scenarios.mjs';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+function startProcess(script, env, ready) {
+  const proc = spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      out += chunk;
+      const m = out.match(ready);
+      if (m) resolve({ proc, url: m[1] });
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${out}`)));
+  });
+}
+
+const stop = (proc) =>
+  new Promise((resolve) => {
+    if (proc.exitCode !== null) return resolve();
+    proc.once('exit', resolve);
+    proc.kill('SIGTERM');
+  });
+
+function load(opts, duration = DURATION) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: CONNECTIONS, duration, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+async function measure(name, opts) {
+  await load(opts, 2); // warm-up: isolates, DO instances, keyring caches
+  const r = await load(opts);
+  const bad = r.non2xx + r.errors + r.timeouts;
+  // Connections cut at the end of the run show up as errors; statuses other than 2xx never should.
+  if (bad > 0) console.warn(`  ${name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts of ${r.requests.total} requests`);
+  return { scenario: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, failed: bad };
+}
+
+async function main() {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-'));
+  const servers = [];
+  try {
+    console.log(`Starting Coffer (launcher, log level warn) and the baselines; ${CONNECTIONS} connections, ${DURATION} s per scenario.`);
+    const coffer = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: path.join(work, 'coffer'), COFFER_LOG_LEVEL: 'warn' }, /Coffer is listening on (\S+)/);
+    servers.push(coffer.proc);
+    const baseline = await startProcess('bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
+    servers.push(baseline.proc);
+    const token = JSON.parse(readFileSync(path.join(work, 'coffer/init.json'), 'utf8')).root_token;
+
+    // Baselines run before and after Coffer's scenarios and are averaged: this machine drifts by
+    // several percent within a run, and a ratio is only as good as its denominator.
+    const measureBaselines = async () => ({
+      trivial: await measure('baseline: trivial Worker route', { url: `${baseline.url}/` }),
+      oneDO: await measure('baseline: one DO call + one SQLite write', { url: `${baseline.url}/do` }),
+    });
+    const before = await measureBaselines();
+    const results = [];
+    for (const s of SCENARIOS.filter((sc) => !process.env.BENCH_ONLY || sc.name.includes(process.env.BENCH_ONLY))) {
+      if (s.setup) await s.setup(coffer.url, token);
+      results.push({ ...(await measure(s.name, s.request(coffer.url, token))), target: s.target ?? null });
+    }
+    const after = await measureBaselines();
+    const mean = (a, b) => ({
+      scenario: a.scenario,
+      rps: Math.round((a.rps + b.rps) / 2),
+      p50: Math.max(a.p50, b.p50),
+      p99: Math.max(a.p99, b.p99),
+      failed: a.failed + b.failed,
+      runs_rps: [a.rps, b.rps],
+    });
+    const base = { trivial: mean(before.trivial, after.trivial), oneDO: mean(before.oneDO, after.oneDO) };
+
+    const rows = [base.trivial, base.oneDO, ...results].map((r) => ({
+      ...r,
+      ratio_vs_trivial_baseline: +(r.rps / base.trivial.rps).toFixed(3),
+      ratio_vs_do_baseline: +(r.rps / base.oneDO.rps).toFixed(3),
+    }));
+    const pad = (s, n) => String(s).padEnd(n);
+    console.log(`\nBaselines (before, after): trivial ${base.trivial.runs_rps.join(', ')} req/s; one-DO ${base.oneDO.runs_rps.join(', ')} req/s`);
+    console.log(`\n${pad('scenario', 44)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('÷trivial', 10)}${pad('÷1-DO', 8)}target`);
+    for (const r of rows) {
+      const verdict = r.target == null ? '' : `≥ ${r.target}× ${r.ratio_vs_do_baseline >= r.target ? 'met' : 'MISSED'}`;
+      console.log(`${pad(r.scenario, 44)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_do_baseline, 8)}${verdict}`);
+    }
+    mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+    const out = {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      connections: CONNECTIONS,
+      duration_s: DURATION,
+      results: rows.map(({ scenario, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_trivial_baseline, target, runs_rps }) => ({
+        scenario, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_trivial_baseline, target: target ?? null, ...(runs_rps ? { runs_rps } : {}),
+      })),
+    };
+    writeFileSync(path.join(ROOT, 'bench/results/latest.json'), JSON.stringify(out, null, 2) + '\n');
+    console.log('\nWrote bench/results/latest.json');
+  } finally {
+    await Promise.all(servers.map(stop));
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
