@@ -92,7 +92,8 @@ export class MountObject extends DurableObject<Env> {
       const { backend, context } = this.backendFor(entry);
       if (context.mountPoint !== prefix) return { kind: 'gone' };
       const run = () => dispatch(backend, wire, context, prefixedTransaction(this.barrier.transaction(), LOGICAL_PREFIX), rootOnlyAuthorizer);
-      const response = wire.operation === 'read' || wire.operation === 'list' ? await run() : await this.writes.run(run);
+      const readOnly = wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help';
+      const response = readOnly ? await run() : await this.writes.run(run);
       return { kind: 'ok', response };
     } catch (e) {
       return errorResult(e);

@@ -80,7 +80,7 @@ export class SystemObject extends DurableObject<Env> {
       }
     };
     // Reads run freely; every state change is serialised (unseal progress, init, tables, ...).
-    return wire.operation === 'read' || wire.operation === 'list' ? run() : this.writes.run(run);
+    return wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help' ? run() : this.writes.run(run);
   }
 
   /** The barrier keyring for the cluster's other objects; null while sealed. */

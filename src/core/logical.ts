@@ -14,6 +14,7 @@ import {
 } from '../framework/backend';
 import { permissionDenied, unsupportedOperation, unsupportedPath } from '../framework/errors';
 import { FieldData } from '../framework/fields';
+import { pathHelp } from '../framework/help';
 import type { Transaction } from '../framework/storage';
 
 /** A logical request as it crosses from the Worker into a Durable Object (structured-clonable). */
@@ -88,11 +89,17 @@ export async function dispatch(
   const match = matchPath(backend, relPath);
   if (!match) throw unsupportedPath();
   const { def, params } = match;
+  const unauthenticated = isUnauthenticatedPath(backend, relPath);
+  // Help is open to any valid token (Vault: the help operation is always permitted by ACL).
+  if (wire.operation === 'help') {
+    if (!unauthenticated && !wire.auth) throw permissionDenied();
+    return { raw: { status: 200, body: pathHelp(wire.path, backend.type, def) } };
+  }
 
   const data = Object.keys(params).length > 0 ? { ...wire.data, ...params } : wire.data;
   const req: LogicalRequest = {
     id: wire.id,
-    operation: wire.operation === 'write' ? 'update' : wire.operation,
+    operation: wire.operation === 'write' ? 'update' : (wire.operation as Operation),
     path: relPath,
     ...mount,
     data,
@@ -111,7 +118,6 @@ export async function dispatch(
     fieldError = e;
   }
 
-  const unauthenticated = isUnauthenticatedPath(backend, relPath);
   const authz = { auth: wire.auth, path: wire.path, sudo: matchesSpecialPath(backend.sudoPaths, relPath), data };
   if (wire.operation === 'write' && def.existenceCheck && fieldError === null) {
     const oneHandler = !def.operations.create || def.operations.create === def.operations.update;

@@ -6,7 +6,8 @@ import type { Storage } from './storage';
 
 /** Logical operations. A POST/PUT arrives as 'write' and is resolved to create or update. */
 export type Operation = 'read' | 'list' | 'create' | 'update' | 'delete' | 'patch';
-export type WireOperation = Exclude<Operation, 'create' | 'update'> | 'write';
+/** `help` (?help=1 on any method) describes the path instead of executing anything. */
+export type WireOperation = Exclude<Operation, 'create' | 'update'> | 'write' | 'help';
 
 /** Who is calling, as resolved from the client token (null for unauthenticated requests). */
 export interface AuthContext {

@@ -33,6 +33,8 @@ function parseBool(v: string): boolean | null {
   return null;
 }
 
+const decoder = new TextDecoder();
+
 const tooLarge = (max: number): CofferError =>
   new CofferError(413, ['error parsing JSON', `request body exceeds the ${max}-byte limit`]);
 
@@ -40,8 +42,9 @@ async function readBody(req: Request, max: number): Promise<string> {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
   if (!req.body) return '';
-  // With a declared length within the limit the runtime enforces it; read natively.
-  if (declared !== null) return req.text();
+  // With a declared length within the limit the runtime enforces it; read natively. (Bytes, not
+  // .text(): workerd warns when .text() meets a form Content-Type.)
+  if (declared !== null) return decoder.decode(await req.arrayBuffer());
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -55,14 +58,14 @@ async function readBody(req: Request, max: number): Promise<string> {
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return new TextDecoder().decode(chunks[0]);
+  if (chunks.length === 1) return decoder.decode(chunks[0]);
   const all = new Uint8Array(total);
   let off = 0;
   for (const c of chunks) {
     all.set(c, off);
     off += c.length;
   }
-  return new TextDecoder().decode(all);
+  return decoder.decode(all);
 }
 
 function formData(text: string): Record<string, unknown> {
@@ -120,6 +123,9 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
       throw new CofferError(405, []);
   }
 
+  const help = url.searchParams.get('help');
+  if (help !== null && parseBool(help) === true) operation = 'help';
+
   const contentType = req.headers.get('content-type') ?? '';
   if (operation === 'patch' && !contentType.toLowerCase().startsWith('application/merge-patch+json')) {
     throw new CofferError(415, [`PATCH requires Content-Type of application/merge-patch+json, provided ${contentType}`]);
@@ -128,7 +134,7 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
   // Query parameters are data for reads, lists and deletes; a body is accepted on any method
   // (hvac sends JSON bodies with GETs) and merged under the query parameters.
   const data: Record<string, unknown> = bodyData(await readBody(req, limits.maxRequestSize), contentType, limits);
-  if (operation === 'read' || operation === 'list' || operation === 'delete') {
+  if (operation === 'read' || operation === 'list' || operation === 'delete' || operation === 'help') {
     for (const key of new Set(url.searchParams.keys())) {
       if (key === 'help' || key === 'list') continue;
       const values = url.searchParams.getAll(key);

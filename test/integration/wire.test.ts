@@ -161,6 +161,29 @@ describe('operations and bodies', () => {
   });
 });
 
+describe('?help=1', () => {
+  it('describes a path instead of executing the request', async () => {
+    const r = await api('POST', 'secret/help-target?help=1', { token: c.root, body: { would: 'be written' } });
+    expect(r.status).toBe(200);
+    expect(r.body.see_also).toBeNull();
+    expect(r.body.help).toContain('## PATH\n\nsecret/help-target (kv)');
+    expect(r.body.help).toContain('create, delete, list, read, update');
+    expect((await api('GET', 'secret/help-target', { token: c.root })).status).toBe(404);
+  });
+
+  it('lists the fields of a path with their types', async () => {
+    const r = await api('GET', 'sys/mounts/anything?help=1', { token: c.root });
+    expect(r.body.help).toContain('type (string)');
+    expect(r.body.help).toContain('options (string-map)');
+  });
+
+  it('needs a valid token except on unauthenticated paths', async () => {
+    expect((await api('GET', 'secret/x?help=1')).status).toBe(403);
+    expect((await api('GET', 'sys/mounts?help=1')).status).toBe(403);
+    expect((await api('GET', 'sys/health?help=1')).body.help).toContain('sys/health (system)');
+  });
+});
+
 describe('responses', () => {
   it('sends Content-Type application/json and Cache-Control no-store on every kind of response', async () => {
     const responses = [
