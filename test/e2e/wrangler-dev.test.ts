@@ -24,3 +24,23 @@ describe('wrangler dev', () => {
     expect((await vault.list('secret')).data.keys).toEqual(['hello']);
   });
 });
+
+describe('wrangler dev without a seal key', () => {
+  let server: Server;
+  beforeAll(async () => {
+    // An empty value overrides any SEAL_KEY a developer keeps in .dev.vars.
+    server = await startWranglerDev(tempDir('coffer-wrangler-nokey-'), { SEAL_KEY: '' });
+  });
+  afterAll(async () => {
+    await server?.stop('SIGINT');
+  });
+
+  it('refuses to initialise, saying how to configure the key', async () => {
+    const status = await (await fetch(`${server.url}/v1/sys/seal-status`)).json();
+    expect(status.warnings).toEqual(['no seal key is configured (SEAL_KEY): the server can neither initialise nor unseal']);
+    const res = await fetch(`${server.url}/v1/sys/init`, { method: 'PUT', body: JSON.stringify({ recovery_shares: 1, recovery_threshold: 1 }) });
+    expect(res.status).toBe(400);
+    expect((await res.json()).errors[0]).toMatch(/^no seal key is configured: set the SEAL_KEY secret/);
+    expect(await (await fetch(`${server.url}/v1/sys/init`)).json()).toEqual({ initialized: false });
+  });
+});
