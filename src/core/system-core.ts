@@ -80,6 +80,9 @@ export class SystemCore implements KeyringSource {
   /** Set while sys/init runs, so the token store can fetch the new keyring before init is durable. */
   private initializing = false;
   private sealFailure: string | null = null;
+  /** In-memory copies of core/seal-config and core/sealed: this object is their only writer. */
+  private sealConfigCache: SealConfig | null | undefined;
+  private sealedFlagCache: boolean | undefined;
   readonly barrier: BarrierStorage;
 
   constructor(
@@ -103,12 +106,29 @@ export class SystemCore implements KeyringSource {
 
   // ---- state ----
   isInitialized(): boolean {
-    return this.physical.get(K.sealConfig) !== null;
+    return this.sealConfig() !== null;
   }
 
   private sealConfig(): SealConfig | null {
-    const raw = this.physical.get(K.sealConfig);
-    return raw ? (JSON.parse(fromUtf8(raw)) as SealConfig) : null;
+    if (this.sealConfigCache === undefined) {
+      const raw = this.physical.get(K.sealConfig);
+      this.sealConfigCache = raw ? (JSON.parse(fromUtf8(raw)) as SealConfig) : null;
+    }
+    return this.sealConfigCache;
+  }
+
+  private explicitlySealed(): boolean {
+    if (this.sealedFlagCache === undefined) this.sealedFlagCache = this.physical.get(K.sealed) !== null;
+    return this.sealedFlagCache;
+  }
+
+  /** Writes raw core entries, keeping the in-memory copies in step. */
+  private writeCore(ops: { key: string; value: Uint8Array | null }[]): void {
+    this.physical.apply(ops);
+    for (const op of ops) {
+      if (op.key === K.sealConfig) this.sealConfigCache = undefined;
+      if (op.key === K.sealed) this.sealedFlagCache = op.value !== null;
+    }
   }
 
   private requireSeal(): Seal {
@@ -124,7 +144,7 @@ export class SystemCore implements KeyringSource {
   /** Sealed = uninitialised, explicitly sealed, or the seal cannot open the root key. */
   async isSealed(): Promise<boolean> {
     if (!this.isInitialized()) return true;
-    if (this.physical.get(K.sealed) !== null) return true;
+    if (this.explicitlySealed()) return true;
     if (this.keyring) return false;
     return !(await this.autoUnseal());
   }
@@ -192,7 +212,7 @@ export class SystemCore implements KeyringSource {
   private statusWarnings(sealed: boolean): string[] {
     if (this.options.sealConfigError) return [this.options.sealConfigError];
     if (!this.seal) return ['no seal key is configured (SEAL_KEY): the server can neither initialise nor unseal'];
-    if (sealed && this.isInitialized() && this.physical.get(K.sealed) === null && this.sealFailure) return [this.sealFailure];
+    if (sealed && this.isInitialized() && !this.explicitlySealed() && this.sealFailure) return [this.sealFailure];
     return [];
   }
 
@@ -245,7 +265,7 @@ export class SystemCore implements KeyringSource {
     const rootToken = this.options.devRootToken || newRootToken();
 
     // Key material first; the seal config, written last, is what marks the cluster initialised.
-    this.physical.apply([
+    this.writeCore([
       { key: K.rootKey, value: await seal.encrypt(rootKey, 'root-key') },
       { key: K.recovery, value: await seal.encrypt(utf8(JSON.stringify(recovery)), 'recovery') },
       { key: K.keyring, value: await aesGcmSeal(rootKey, keyring.serialize(), utf8(K.keyring)) },
@@ -259,7 +279,7 @@ export class SystemCore implements KeyringSource {
       await putJSON(this.barrier, CLUSTER_KEY, this.cluster);
       await this.ports.announce('unsealed');
       await this.ports.createRootToken(rootToken);
-      this.physical.apply([{ key: K.sealConfig, value: utf8(JSON.stringify(config)) }]);
+      this.writeCore([{ key: K.sealConfig, value: utf8(JSON.stringify(config)) }]);
     } catch (e) {
       this.keyring = null;
       this.cluster = null;
@@ -333,7 +353,7 @@ export class SystemCore implements KeyringSource {
 
   private async saveProgress(progress: Progress | null): Promise<void> {
     const value = progress ? await this.requireSeal().encrypt(utf8(JSON.stringify(progress)), 'unseal-progress') : null;
-    this.physical.apply([{ key: K.unsealProgress, value }]);
+    this.writeCore([{ key: K.unsealProgress, value }]);
   }
 
   async unseal(params: { key?: string; reset?: boolean }): Promise<Record<string, unknown>> {
@@ -354,12 +374,12 @@ export class SystemCore implements KeyringSource {
       await this.saveProgress(progress);
       return this.sealStatus();
     }
-    this.physical.apply([
+    this.writeCore([
       { key: K.unsealProgress, value: null },
       { key: K.sealed, value: null },
     ]);
     if (!(await this.autoUnseal())) {
-      this.physical.apply([{ key: K.sealed, value: utf8('1') }]);
+      this.writeCore([{ key: K.sealed, value: utf8('1') }]);
       throw badRequest(`unseal failed: ${this.sealFailure}`);
     }
     await this.ports.announce('unsealed');
@@ -367,7 +387,7 @@ export class SystemCore implements KeyringSource {
   }
 
   async sealNow(): Promise<void> {
-    this.physical.apply([
+    this.writeCore([
       { key: K.sealed, value: utf8('1') },
       { key: K.unsealProgress, value: null },
     ]);
@@ -381,7 +401,7 @@ export class SystemCore implements KeyringSource {
     const current = await this.get();
     const next = current.rotate(now);
     const sealed = await aesGcmSeal(await this.rootKey(), next.serialize(), utf8(K.keyring));
-    this.physical.apply([{ key: K.keyring, value: sealed }]);
+    this.writeCore([{ key: K.keyring, value: sealed }]);
     this.keyring = next;
     await this.ports.announce('rotated');
   }

@@ -73,12 +73,17 @@ function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, hea
 async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'system';
   const unauthenticated = matchesSpecialPath(SYS_UNAUTHENTICATED_PATHS, relativePath(p.path, 'sys/'));
-  const { epoch, auth } = await resolve(env, p.token);
-  // Seal endpoints answer while sealed; anything else needs an unsealed cluster and a valid token.
-  if (!unauthenticated) {
-    if (epoch.sealed) throw sealedError();
-    if (!p.token) throw permissionDenied();
-    if (!auth) throw invalidToken();
+  let auth: AuthContext | null = null;
+  // Seal endpoints answer while sealed and need no token (one is used when sent); anything else
+  // needs an unsealed cluster and a valid token.
+  if (!unauthenticated || p.token) {
+    const resolved = await resolve(env, p.token);
+    auth = resolved.auth;
+    if (!unauthenticated) {
+      if (resolved.epoch.sealed) throw sealedError();
+      if (!p.token) throw permissionDenied();
+      if (!auth) throw invalidToken();
+    }
   }
   return resultToHttp(await systemStub(env).handle(wireRequest(ctx.requestId, p, auth)), ctx);
 }

@@ -36,11 +36,11 @@ describe('wrangler dev without a seal key', () => {
   });
 
   it('refuses to initialise, saying how to configure the key', async () => {
-    const status = await (await fetch(`${server.url}/v1/sys/seal-status`)).json();
+    const status = (await (await fetch(`${server.url}/v1/sys/seal-status`)).json()) as { warnings: string[] };
     expect(status.warnings).toEqual(['no seal key is configured (SEAL_KEY): the server can neither initialise nor unseal']);
     const res = await fetch(`${server.url}/v1/sys/init`, { method: 'PUT', body: JSON.stringify({ recovery_shares: 1, recovery_threshold: 1 }) });
     expect(res.status).toBe(400);
-    expect((await res.json()).errors[0]).toMatch(/^no seal key is configured: set the SEAL_KEY secret/);
+    expect(((await res.json()) as { errors: string[] }).errors[0]).toMatch(/^no seal key is configured: set the SEAL_KEY secret/);
     expect(await (await fetch(`${server.url}/v1/sys/init`)).json()).toEqual({ initialized: false });
   });
 });
