@@ -1,6 +1,7 @@
 // sys/mounts, sys/auth, tune, remount and sys/internal/ui/mounts (reference §2.5, 2.6, 2.11).
 import { env, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { shardFor } from '../../src/core/tokens';
 import { api, initCluster, type Cluster } from '../helpers/api';
 
 let c: Cluster;
@@ -258,6 +259,33 @@ describe('disabling', () => {
       headers: {},
     });
     expect(result).toEqual({ kind: 'gone' });
+  });
+});
+
+describe('epoch announcements', () => {
+  const shard = () => env.TOKENS.get(env.TOKENS.idFromName('token-shard-1'));
+  const system = () => env.SYSTEM.get(env.SYSTEM.idFromName('system'));
+
+  it('shards ignore an announcement older than the one they hold', async () => {
+    const current = await shard().epoch();
+    await shard().setEpoch({ seq: current.seq - 1, version: 999, sealed: true });
+    expect(await shard().epoch()).toEqual(current);
+  });
+
+  it('a shard that missed an announcement catches up when the system object\'s alarm runs', async () => {
+    const current = await shard().epoch();
+    // Simulate a lost delivery by rolling the shard back to its initial state.
+    await runInDurableObject(shard(), (instance, state) => {
+      state.storage.sql.exec("DELETE FROM coffer_kv WHERE key = 'core/epoch'");
+      (instance as unknown as { epochCache: unknown }).epochCache = null;
+    });
+    expect((await shard().epoch()).sealed).toBe(true);
+    // A request whose token lives on that shard is refused as sealed until the shard catches up.
+    let probe = 0;
+    while (shardFor(`hvs.probe${probe}`, 3) !== 1) probe++;
+    expect((await api('GET', 'nomount/x', { token: `hvs.probe${probe}` })).status).toBe(503);
+    await runInDurableObject(system(), (instance) => (instance as unknown as { alarm(): Promise<void> }).alarm());
+    expect(await shard().epoch()).toEqual(current);
   });
 });
 
