@@ -45,6 +45,9 @@ export async function serve({ configPath, scriptPath, port, persistDir, bindings
     durableObjects,
     durableObjectsPersist: persistDir === false ? false : persistDir,
     bindings: { ...config.vars, ...bindings },
+    // A local placeholder for request.cf: Miniflare would otherwise fetch one from the internet
+    // at every start and print a stack trace when offline.
+    cf: false,
     ...(inspectorPort ? { inspectorPort } : {}),
   });
   const url = await mf.ready;
