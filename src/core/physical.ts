@@ -1,7 +1,7 @@
 // The physical layer under the barrier: synchronous, byte-valued, with atomic batches.
 // Durable Objects implement it over SQLite (durable-objects/sqlite-physical.ts); tests use memory.
 
-import { assertFolderPrefix, childName, type StorageOp } from '../framework/storage';
+import { childrenOf, type StorageOp } from '../framework/storage';
 
 export interface Physical {
   get(key: string): Uint8Array | null;
@@ -18,13 +18,7 @@ export class MemoryPhysical implements Physical {
     return this.data.get(key) ?? null;
   }
   list(prefix: string) {
-    assertFolderPrefix(prefix);
-    const out = new Set<string>();
-    for (const key of this.data.keys()) {
-      const child = childName(prefix, key);
-      if (child !== null) out.add(child);
-    }
-    return [...out].sort();
+    return childrenOf(this.data.keys(), prefix);
   }
   apply(ops: StorageOp[]) {
     for (const op of ops) {

@@ -48,6 +48,17 @@ export function childName(prefix: string, key: string): string | null {
   return slash < 0 ? rest : rest.slice(0, slash + 1);
 }
 
+/** The sorted, distinct children of `prefix` among `keys` (for in-memory implementations). */
+export function childrenOf(keys: Iterable<string>, prefix: string): string[] {
+  assertFolderPrefix(prefix);
+  const out = new Set<string>();
+  for (const key of keys) {
+    const child = childName(prefix, key);
+    if (child !== null) out.add(child);
+  }
+  return [...out].sort();
+}
+
 export async function getJSON<T>(storage: Storage, key: string): Promise<T | null> {
   const raw = await storage.get(key);
   return raw === null ? null : (JSON.parse(fromUtf8(raw)) as T);
@@ -116,13 +127,7 @@ export class MemoryStorage implements BatchStorage {
     this.data.delete(key);
   }
   async list(prefix: string) {
-    assertFolderPrefix(prefix);
-    const out = new Set<string>();
-    for (const key of this.data.keys()) {
-      const child = childName(prefix, key);
-      if (child !== null) out.add(child);
-    }
-    return [...out].sort();
+    return childrenOf(this.data.keys(), prefix);
   }
   async applyBatch(ops: StorageOp[]) {
     ops.forEach((op) => assertKey(op.key));
