@@ -1,5 +1,7 @@
 // The barrier keyring as seen by a Durable Object other than the SystemObject: fetched over RPC
-// on first use, kept in memory only, dropped when the cluster seals or rotates.
+// on first use, kept in memory only, dropped when the cluster seals or rotates. It is also
+// re-fetched after a minute, so an object that missed a seal announcement stops serving soon
+// after anyway.
 
 import type { KeyringSource } from '../src/core/barrier';
 import { Keyring, type KeyringWire } from '../src/core/keyring';
@@ -7,19 +9,26 @@ import { sealedError } from '../src/framework/errors';
 
 export type KeyringFetch = () => Promise<KeyringWire | null>;
 
+const MAX_AGE_MS = 60_000;
+
 export class RemoteKeyring implements KeyringSource {
   private ring: Keyring | null = null;
+  private fetchedAt = 0;
   private inflight: Promise<Keyring> | null = null;
 
   constructor(private readonly fetchKeyring: KeyringFetch) {}
 
   get(): Promise<Keyring> {
-    if (this.ring) return Promise.resolve(this.ring);
+    if (this.ring && Date.now() - this.fetchedAt < MAX_AGE_MS) return Promise.resolve(this.ring);
     if (!this.inflight) {
       this.inflight = this.fetchKeyring()
         .then((wire) => {
-          if (!wire) throw sealedError();
+          if (!wire) {
+            this.ring = null;
+            throw sealedError();
+          }
           this.ring = Keyring.fromWire(wire);
+          this.fetchedAt = Date.now();
           return this.ring;
         })
         .finally(() => {

@@ -1,20 +1,25 @@
 // MountObject: one per mount. Hosts the mount's backend over barrier storage in its own SQLite
 // database and serialises the mount's writes (KV cas, rotations, serial numbers need no locks).
+// It validates the caller's token itself, under a lease from the token's shard, so a request
+// costs the Worker one call.
 
 import { DurableObject } from 'cloudflare:workers';
 import { BarrierStorage } from '../src/core/barrier';
-import { dispatch, rootOnlyAuthorizer, type MountContext, type WireRequest } from '../src/core/logical';
+import { dispatch, isUnauthenticatedPath, relativePath, rootOnlyAuthorizer, type MountContext, type WireRequest } from '../src/core/logical';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
+import { TokenLeaseCache } from '../src/core/token-leases';
+import { shardFor } from '../src/core/tokens';
 import { Mutex } from '../src/core/mutex';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
-import { maxEntrySize } from '../src/env';
-import type { Backend } from '../src/framework/backend';
+import { maxEntrySize, tokenShardCount } from '../src/env';
+import type { AuthContext, Backend } from '../src/framework/backend';
+import { invalidToken } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
-import { systemStub } from './stubs';
+import { systemStub, tokenShardStub } from './stubs';
 
 const ENTRY_KEY = 'core/mount-entry';
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */
@@ -25,6 +30,7 @@ export class MountObject extends DurableObject<Env> {
   private readonly physical: SqlPhysical;
   private readonly barrier: BarrierStorage;
   private readonly writes = new Mutex();
+  private readonly leases: TokenLeaseCache;
   private entry: MountEntry | null | undefined;
   private backend: { entry: MountEntry; backend: Backend; context: MountContext } | null = null;
 
@@ -33,6 +39,10 @@ export class MountObject extends DurableObject<Env> {
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.physical = new SqlPhysical(ctx.storage);
     this.barrier = new BarrierStorage(this.physical, this.keyring, maxEntrySize(env));
+    this.leases = new TokenLeaseCache(async (token) => {
+      const holder = (await this.loadEntry())?.uuid ?? '';
+      return tokenShardStub(env, shardFor(token, tokenShardCount(env))).lease(token, holder);
+    });
   }
 
   private async loadEntry(): Promise<MountEntry | null> {
@@ -59,10 +69,16 @@ export class MountObject extends DurableObject<Env> {
     });
   }
 
-  /** Called when the cluster seals or the keyring rotates. */
+  /** Called when the cluster seals or the keyring rotates: forget keys, entry and token leases. */
   async dropKeys(): Promise<void> {
     this.keyring.drop();
     this.entry = undefined;
+    this.leases.clear();
+  }
+
+  /** Called by a token's shard when the token was revoked. */
+  async forgetToken(accessor: string): Promise<void> {
+    this.leases.forgetAccessor(accessor);
   }
 
   /** The backend and mount context for the current entry; rebuilt when provisioning replaces it. */
@@ -85,12 +101,22 @@ export class MountObject extends DurableObject<Env> {
     return this.backend;
   }
 
-  async handle(prefix: string, wire: WireRequest): Promise<WireResult> {
+  /**
+   * Serves one request. `prefix` and `revision` are what the Worker routed by: if the mount has
+   * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
+   */
+  async handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
     try {
       const entry = await this.loadEntry();
       if (!entry) return { kind: 'gone' };
       const { backend, context } = this.backendFor(entry);
-      if (context.mountPoint !== prefix) return { kind: 'gone' };
+      if (context.mountPoint !== prefix || (entry.revision ?? 0) !== revision) return { kind: 'gone' };
+      let auth: AuthContext | null = null;
+      if (token) {
+        auth = await this.leases.resolve(token);
+        if (!auth && !isUnauthenticatedPath(backend, relativePath(wire.path, prefix))) throw invalidToken();
+      }
+      wire.auth = auth;
       const run = () => dispatch(backend, wire, context, prefixedTransaction(this.barrier.transaction(), LOGICAL_PREFIX), rootOnlyAuthorizer);
       const readOnly = wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help';
       const response = readOnly ? await run() : await this.writes.run(run);

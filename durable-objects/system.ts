@@ -1,15 +1,16 @@
 // SystemObject: the cluster singleton. Seal state and keyring, mount tables, and the sys/ backend.
-// It announces the cluster epoch (seal state + table version) to every token-store shard.
+// When the cluster seals or its keyring rotates it tells every other object to drop its keys,
+// retrying from its alarm until each one has heard.
 
 import { DurableObject } from 'cloudflare:workers';
 import { dispatch, relativePath, rootOnlyAuthorizer, type WireRequest } from '../src/core/logical';
 import { MountService } from '../src/core/mount-service';
-import { effectiveTTLs, type MountEntry, type RouteSnapshot } from '../src/core/mounts';
+import { effectiveTTLs, type RouteEntry } from '../src/core/mounts';
 import type { KeyringWire } from '../src/core/keyring';
 import { sealFromSecret, type Seal } from '../src/core/seal';
 import { SystemCore } from '../src/core/system-core';
 import { shardFor } from '../src/core/tokens';
-import { errorResult, INITIAL_EPOCH, type Epoch, type WireResult } from '../src/core/wire';
+import { errorResult, type WireResult } from '../src/core/wire';
 import { fromUtf8, utf8 } from '../src/crypto/encoding';
 import { tokenShardCount, type Env } from '../src/env';
 import { matchesSpecialPath, type Backend } from '../src/framework/backend';
@@ -19,11 +20,17 @@ import { systemBackend } from '../src/sys';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { Mutex } from '../src/core/mutex';
 import { SqlPhysical } from './sqlite-physical';
-import { allTokenShards, mountStub, tokenShardStub } from './stubs';
+import { mountStub, tokenShardStub } from './stubs';
 
-/** The last epoch announced; raw (not behind the barrier) because it must be readable while sealed. */
-const EPOCH_KEY = 'core/epoch';
-const EPOCH_RETRY_MS = 1000;
+/**
+ * Objects still to be told to drop their keys: raw (not behind the barrier), because the list must
+ * be readable after the seal. It holds only object names, nothing secret.
+ */
+const PENDING_DROPS_KEY = 'core/pending-key-drops';
+const RETRY_MS = 1000;
+
+/** An object to notify: a token shard by number, or a mount by uuid. */
+type Target = { shard: number } | { mount: string };
 
 export class SystemObject extends DurableObject<Env> {
   private readonly physical: SqlPhysical;
@@ -56,7 +63,6 @@ export class SystemObject extends DurableObject<Env> {
     this.mounts = new MountService(this.core.barrier, {
       provision: (entry) => mountStub(env, entry.uuid).provision(entry),
       destroy: (entry) => mountStub(env, entry.uuid).destroy(),
-      publish: (version) => this.publish({ version }),
       typeInfo: backendType,
     });
     this.backend = systemBackend({ core: this.core, mounts: this.mounts, sealCluster: () => this.sealCluster() });
@@ -93,62 +99,51 @@ export class SystemObject extends DurableObject<Env> {
   }
 
   /** The routes the Worker caches; null while sealed. */
-  async routeSnapshot(): Promise<RouteSnapshot | null> {
+  async routes(): Promise<RouteEntry[] | null> {
     if (await this.core.isSealed()) return null;
-    return this.mounts.snapshot();
+    return this.mounts.routes();
   }
 
-  // ---- epoch announcements ----
-  private epoch(): Epoch {
-    const raw = this.physical.get(EPOCH_KEY);
-    return raw ? (JSON.parse(fromUtf8(raw)) as Epoch) : INITIAL_EPOCH;
+  // ---- telling the other objects to drop their keys ----
+  private pendingDrops(): Target[] {
+    const raw = this.physical.get(PENDING_DROPS_KEY);
+    return raw ? (JSON.parse(fromUtf8(raw)) as Target[]) : [];
   }
 
-  private async publish(change: Partial<Omit<Epoch, 'seq'>>): Promise<void> {
-    const current = this.epoch();
-    const next: Epoch = { ...current, ...change, seq: current.seq + 1 };
-    this.physical.apply([{ key: EPOCH_KEY, value: utf8(JSON.stringify(next)) }]);
-    await this.pushEpoch(next);
-  }
-
-  /** Delivers the epoch to every shard; a shard that cannot be reached is retried from the alarm. */
-  private async pushEpoch(epoch: Epoch): Promise<void> {
-    const results = await Promise.allSettled(allTokenShards(this.env).map((shard) => shard.setEpoch(epoch)));
-    const failed = results.filter((r) => r.status === 'rejected');
+  /** Notifies every target; the ones that fail stay pending and are retried from the alarm. */
+  private async dropKeys(targets: Target[]): Promise<void> {
+    const all = [...this.pendingDrops(), ...targets];
+    this.physical.apply([{ key: PENDING_DROPS_KEY, value: utf8(JSON.stringify(all)) }]);
+    const results = await Promise.allSettled(
+      all.map((t) => ('shard' in t ? tokenShardStub(this.env, t.shard) : mountStub(this.env, t.mount)).dropKeys()),
+    );
+    const failed = all.filter((_, i) => results[i].status === 'rejected');
+    this.physical.apply([{ key: PENDING_DROPS_KEY, value: failed.length ? utf8(JSON.stringify(failed)) : null }]);
     if (failed.length > 0) {
-      console.error(`epoch ${epoch.seq}: ${failed.length} token shard(s) unreachable; retrying`);
-      await this.ctx.storage.setAlarm(Date.now() + EPOCH_RETRY_MS);
+      console.error(`${failed.length} object(s) could not be told to drop their keys; retrying`);
+      await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
     }
   }
 
   override async alarm(): Promise<void> {
-    // Idempotent: shards ignore an epoch they already have.
-    await this.pushEpoch(this.epoch());
+    await this.dropKeys([]);
+  }
+
+  private async everyObject(): Promise<Target[]> {
+    const shards = Array.from({ length: tokenShardCount(this.env) }, (_, shard) => ({ shard }));
+    return [...shards, ...(await this.mounts.objectEntries()).map((e) => ({ mount: e.uuid }))];
   }
 
   private async announce(event: 'sealed' | 'unsealed' | 'rotated'): Promise<void> {
-    if (event === 'sealed') return await this.publish({ sealed: true });
-    if (event === 'unsealed') return await this.publish({ sealed: false, version: (await this.mounts.snapshot()).version });
-    await this.dropKeysEverywhere(await this.mountObjects());
+    // Sealing notifies from sealCluster (the list of objects must be read before the seal).
+    if (event === 'rotated') await this.dropKeys(await this.everyObject());
   }
 
-  private async mountObjects(): Promise<MountEntry[]> {
-    const all = [...(await this.mounts.list('mounts')), ...(await this.mounts.list('auth'))];
-    return all.filter((e) => backendType(e.type)?.ownObject);
-  }
-
-  private async dropKeysEverywhere(mounts: MountEntry[]): Promise<void> {
-    await Promise.allSettled([
-      ...allTokenShards(this.env).map((s) => s.dropKeys()),
-      ...mounts.map((m) => mountStub(this.env, m.uuid).dropKeys()),
-    ]);
-  }
-
-  /** sys/seal: every shard learns the cluster is sealed and every object forgets its keys. */
+  /** sys/seal: seal, then make every object forget its keys, token leases and cached entries. */
   private async sealCluster(): Promise<void> {
-    const mounts = await this.mountObjects();
+    const targets = await this.everyObject();
     await this.core.sealNow();
     this.mounts.forget();
-    await this.dropKeysEverywhere(mounts);
+    await this.dropKeys(targets);
   }
 }

@@ -12,6 +12,8 @@ export interface Env {
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
   DEV_ROOT_TOKEN?: string;
   TOKEN_SHARDS?: string;
+  /** How long an object may reuse a token validation before asking the shard again (ms). */
+  TOKEN_LEASE_MS?: string;
   MAX_REQUEST_SIZE?: string;
   MAX_ENTRY_SIZE?: string;
   MAX_JSON_DEPTH?: string;

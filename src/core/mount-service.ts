@@ -1,6 +1,7 @@
-// Mount and auth tables: enable, disable, tune, remount, and the versioned route snapshot the
-// Worker caches. Table changes are serialised and written straight to the barrier (not the
-// request's transaction) so they are durable before the new version is announced.
+// Mount and auth tables: enable, disable, tune, remount, and the routes the Worker caches.
+// Table changes are serialised and written straight to the barrier (not the request's
+// transaction). Mounts never nest, so a Worker with stale routes either misses a new mount (it
+// re-reads the routes) or reaches an object that answers "gone" (disabled, moved or tuned since).
 
 import { randomHex, randomUUID } from '../crypto/random';
 import { formatRFC3339Nano } from '../framework/duration';
@@ -19,7 +20,7 @@ import {
   type MountConfig,
   type MountEntry,
   type MountTable,
-  type RouteSnapshot,
+  type RouteEntry,
 } from './mounts';
 import { Mutex } from './mutex';
 
@@ -49,8 +50,6 @@ export interface MountServicePorts {
   provision(entry: MountEntry): Promise<void>;
   /** Erases the mount's Durable Object: data and alarm. */
   destroy(entry: MountEntry): Promise<void>;
-  /** Tells the cluster a new table version exists. */
-  publish(version: number): Promise<void>;
   typeInfo(type: string): MountTypeInfo | undefined;
 }
 
@@ -85,6 +84,7 @@ function newEntry(table: MountTable, path: string, type: string, fields: Partial
     options: null,
     pluginVersion: '',
     config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false },
+    revision: 1,
     ...fields,
   };
 }
@@ -143,20 +143,25 @@ export class MountService {
     this.cache = null;
   }
 
-  private async load(): Promise<Tables> {
-    if (this.cache) return this.cache;
-    let tables = await getJSON<Tables>(this.storage, TABLES_KEY);
-    if (!tables) {
-      tables = await this.lock.run(() => this.createDefaults());
-    }
-    this.cache = tables;
-    return tables;
+  private loading: Promise<Tables> | null = null;
+
+  /** The tables; the first read after init creates the built-in mounts (one read in flight). */
+  private load(): Promise<Tables> {
+    if (this.cache) return Promise.resolve(this.cache);
+    this.loading ??= (async () => {
+      try {
+        const tables = (await getJSON<Tables>(this.storage, TABLES_KEY)) ?? (await this.createDefaults());
+        this.cache = tables;
+        return tables;
+      } finally {
+        this.loading = null;
+      }
+    })();
+    return this.loading;
   }
 
   /** The built-in mounts every cluster has, created on first use after init. */
   private async createDefaults(): Promise<Tables> {
-    const existing = await getJSON<Tables>(this.storage, TABLES_KEY);
-    if (existing) return existing;
     const tables: Tables = {
       version: 1,
       mounts: DEFAULT_SECRET_MOUNTS.map((m) =>
@@ -175,9 +180,16 @@ export class MountService {
     return tables;
   }
 
-  async snapshot(): Promise<RouteSnapshot> {
+  /** The routes the Worker caches, longest prefix first. */
+  async routes(): Promise<RouteEntry[]> {
     const t = await this.load();
-    return { version: t.version, routes: buildRoutes([...t.mounts, ...t.auth]) };
+    return buildRoutes([...t.mounts, ...t.auth]);
+  }
+
+  /** Mounts that live in their own MountObject (for seal and key-rotation announcements). */
+  async objectEntries(): Promise<MountEntry[]> {
+    const t = await this.load();
+    return [...t.mounts, ...t.auth].filter((e) => this.ports.typeInfo(e.type)?.ownObject);
   }
 
   async list(table: MountTable): Promise<MountEntry[]> {
@@ -189,19 +201,17 @@ export class MountService {
     return (await this.load())[table].find((e) => e.path === path) ?? null;
   }
 
-  /** Applies a change to a copy of the tables, persists it with a new version, then publishes. */
-  private async mutate<T>(fn: (t: Tables) => Promise<T>): Promise<T> {
-    const result = await this.lock.run(async () => {
+  /** Applies a change to a copy of the tables and persists it; a failed change leaves no trace. */
+  private mutate<T>(fn: (t: Tables) => Promise<T>): Promise<T> {
+    return this.lock.run(async () => {
       const current = await this.load();
       const next: Tables = structuredClone(current);
       const out = await fn(next);
       next.version = current.version + 1;
       await putJSON(this.storage, TABLES_KEY, next);
       this.cache = next;
-      return { out, version: next.version };
+      return out;
     });
-    await this.ports.publish(result.version);
-    return result.out;
   }
 
   private allPrefixes(t: Tables, except?: MountEntry): string[] {
@@ -282,6 +292,7 @@ export class MountService {
         }
         entry.options = info?.validateOptions ? info.validateOptions(merged, entry.options) : Object.keys(merged).length ? merged : null;
       }
+      entry.revision = (entry.revision ?? 0) + 1;
       if (this.ports.typeInfo(entry.type)?.ownObject) await this.ports.provision(entry);
     });
     return warnings;
@@ -307,6 +318,7 @@ export class MountService {
       if (!entry) throw badRequest(`no matching mount at "${from}"`);
       assertNoConflict(to, this.allPrefixes(t, entry));
       entry.path = toPath;
+      entry.revision = (entry.revision ?? 0) + 1;
       if (this.ports.typeInfo(entry.type)?.ownObject) await this.ports.provision(entry);
     });
     await putJSON(this.storage, REMOUNT_PREFIX + id, {

@@ -33,6 +33,11 @@ export interface MountEntry {
   options: Record<string, string> | null;
   pluginVersion: string;
   config: MountConfig;
+  /**
+   * Bumped whenever the entry changes (tune, remount). Requests carry the revision of the route
+   * they were sent by, so an object answers "gone" to a Worker whose cached routes are stale.
+   */
+  revision: number;
 }
 
 /** System-wide TTL defaults (Vault: 768h for both). */
@@ -145,22 +150,14 @@ export function tuneInfo(e: MountEntry): Record<string, unknown> {
   return out;
 }
 
-/** What the Worker needs to route a request: derived from the tables, versioned. */
+/** What the Worker needs to route a request, derived from the tables. */
 export interface RouteEntry {
   prefix: string;
   uuid: string;
   type: string;
   table: MountTable;
-  accessor: string;
-  local: boolean;
+  revision: number;
   passthroughRequestHeaders: string[];
-  allowedResponseHeaders: string[];
-}
-
-export interface RouteSnapshot {
-  version: number;
-  /** Longest prefix first. */
-  routes: RouteEntry[];
 }
 
 export function buildRoutes(entries: MountEntry[]): RouteEntry[] {
@@ -170,10 +167,8 @@ export function buildRoutes(entries: MountEntry[]): RouteEntry[] {
       uuid: e.uuid,
       type: e.type,
       table: e.table,
-      accessor: e.accessor,
-      local: e.local,
+      revision: e.revision ?? 0,
       passthroughRequestHeaders: e.config.passthrough_request_headers ?? [],
-      allowedResponseHeaders: e.config.allowed_response_headers ?? [],
     }))
     .sort((a, b) => b.prefix.length - a.prefix.length || a.prefix.localeCompare(b.prefix));
 }

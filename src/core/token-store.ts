@@ -57,6 +57,18 @@ export class TokenStore {
     return entry;
   }
 
+  /** Deletes a token and its accessor; returns the entry it had, or null when there was none. */
+  async revoke(token: string): Promise<TokenEntry | null> {
+    const hash = await this.hash(token, false);
+    this.cache.delete(token);
+    if (!hash) return null;
+    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+    if (!entry) return null;
+    await this.storage.delete(`tokens/${hash}`);
+    await this.storage.delete(`accessors/${entry.accessor}`);
+    return entry;
+  }
+
   /** The live entry for a token, or null when unknown or expired. */
   async lookup(token: string, now = Date.now()): Promise<TokenEntry | null> {
     let entry = this.cache.get(token) ?? null;

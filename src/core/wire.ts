@@ -11,17 +11,6 @@ export type WireResult =
   /** The mount no longer lives here (disabled or moved): the Worker re-reads the routes. */
   | { kind: 'gone' };
 
-/** Token-store state the Worker needs on every request. */
-export interface Epoch {
-  /** Increases with every announcement, so late deliveries are ignored. */
-  seq: number;
-  /** Mount-table version: the Worker refreshes its cached routes when it changes. */
-  version: number;
-  sealed: boolean;
-}
-
-export const INITIAL_EPOCH: Epoch = { seq: 0, version: 0, sealed: true };
-
 export function errorResult(e: unknown): WireResult {
   if (e instanceof CofferError) return { kind: 'error', status: e.status, errors: e.errors, extra: e.extra };
   const message = e instanceof Error ? e.message : String(e);

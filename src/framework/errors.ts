@@ -22,6 +22,8 @@ export const badRequest = (message: string): CofferError => new CofferError(400,
 /** Vault answers a missing item with an empty error list. */
 export const notFound = (): CofferError => new CofferError(404, []);
 export const permissionDenied = (): CofferError => new CofferError(403, [multierror(['permission denied'])]);
+/** A token was sent but is unknown, revoked or expired. */
+export const invalidToken = (): CofferError => new CofferError(403, [multierror(['permission denied', 'invalid token'])]);
 export const unsupportedPath = (): CofferError => new CofferError(404, [multierror(['unsupported path'])]);
 export const unsupportedOperation = (): CofferError => new CofferError(405, [multierror(['unsupported operation'])]);
 export const sealedError = (): CofferError => new CofferError(503, ['Vault is sealed']);

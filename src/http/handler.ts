@@ -1,32 +1,49 @@
-// The Worker's request path (DESIGN.md): parse → canonical path → token (one call to its shard,
-// which also reports seal state and the mount-table version) → longest-prefix route from the
-// cached table → the owning Durable Object → Vault envelope.
+// The Worker's request path: parse → canonical path → longest-prefix route from the routes cached
+// in this isolate → the owning Durable Object, which validates the token under a lease from the
+// token's shard → Vault envelope. sys/ requests resolve the token at its shard and go to the
+// SystemObject; auth/token/ requests go straight to the token's shard.
+//
+// Cached routes go stale in three ways, all handled: a request reaches an object whose mount was
+// disabled, moved or tuned since (it answers "gone": re-read and retry); a path matches no cached
+// route (re-read, at most every ROUTE_REFRESH_MS, then answer); and this isolate itself changed
+// the tables (a sys/ write drops the cache).
 
 import { mountStub, systemStub, tokenShardStub } from '../../durable-objects/stubs';
 import { relativePath, type WireRequest } from '../core/logical';
-import { findRoute, type RouteEntry, type RouteSnapshot } from '../core/mounts';
+import { findRoute, type RouteEntry } from '../core/mounts';
 import { shardFor } from '../core/tokens';
-import type { Epoch, WireResult } from '../core/wire';
+import type { WireResult } from '../core/wire';
 import { intVar, tokenShardCount, type Env } from '../env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';
-import { CofferError, multierror, noHandler, permissionDenied, sealedError } from '../framework/errors';
-import { backendType } from '../registry';
+import { CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
 
 const TOKEN_MOUNT = 'auth/token/';
+/** A path with no cached route triggers at most one re-read of the routes per this interval. */
+const ROUTE_REFRESH_MS = 100;
 
-/** Routes cached per isolate, replaced whenever a token shard reports a newer table version. */
-let cachedRoutes: RouteSnapshot | null = null;
+let cachedRoutes: RouteEntry[] | null = null;
+let routesReadAt = 0;
+let routesInflight: Promise<RouteEntry[]> | null = null;
 
-async function routes(env: Env, version: number, force = false): Promise<RouteSnapshot> {
-  if (!force && cachedRoutes && cachedRoutes.version === version) return cachedRoutes;
-  const snapshot = await systemStub(env).routeSnapshot();
-  if (!snapshot) throw sealedError();
-  cachedRoutes = snapshot;
-  return snapshot;
+/** The routes, re-read from the SystemObject when `refresh` (concurrent re-reads are shared). */
+function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
+  if (!refresh && cachedRoutes) return Promise.resolve(cachedRoutes);
+  routesInflight ??= (async () => {
+    try {
+      const fresh = await systemStub(env).routes();
+      if (!fresh) throw sealedError();
+      cachedRoutes = fresh;
+      routesReadAt = Date.now();
+      return fresh;
+    } finally {
+      routesInflight = null;
+    }
+  })();
+  return routesInflight;
 }
 
 function limits(env: Env): RequestLimits {
@@ -41,15 +58,7 @@ function limits(env: Env): RequestLimits {
   };
 }
 
-const invalidToken = (): CofferError => new CofferError(403, [multierror(['permission denied', 'invalid token'])]);
-
 const shardOf = (env: Env, token: string) => tokenShardStub(env, shardFor(token, tokenShardCount(env)));
-
-/** Resolves the caller's token; with no token, still learns the epoch (seal state first). */
-async function resolve(env: Env, token: string): Promise<{ epoch: Epoch; auth: AuthContext | null }> {
-  if (!token) return { epoch: await tokenShardStub(env, 0).epoch(), auth: null };
-  return shardOf(env, token).resolve(token);
-}
 
 function resultToHttp(result: WireResult, ctx: EnvelopeContext): Response {
   if (result.kind === 'ok') return logicalToHttp(result.response, ctx);
@@ -72,42 +81,50 @@ function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, hea
 
 async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'system';
-  const unauthenticated = matchesSpecialPath(SYS_UNAUTHENTICATED_PATHS, relativePath(p.path, 'sys/'));
   let auth: AuthContext | null = null;
-  // Seal endpoints answer while sealed and need no token (one is used when sent); anything else
-  // needs an unsealed cluster and a valid token.
-  if (!unauthenticated || p.token) {
-    const resolved = await resolve(env, p.token);
+  if (p.token) {
+    const resolved = await shardOf(env, p.token).resolve(p.token);
     auth = resolved.auth;
-    if (!unauthenticated) {
-      if (resolved.epoch.sealed) throw sealedError();
-      if (!p.token) throw permissionDenied();
-      if (!auth) throw invalidToken();
+    // An unknown token is refused, except on the seal endpoints (usable without one) and while
+    // sealed (the SystemObject answers 503 first).
+    if (!auth && !resolved.sealed && !matchesSpecialPath(SYS_UNAUTHENTICATED_PATHS, relativePath(p.path, 'sys/'))) {
+      throw invalidToken();
     }
   }
-  return resultToHttp(await systemStub(env).handle(wireRequest(ctx.requestId, p, auth)), ctx);
+  const result = await systemStub(env).handle(wireRequest(ctx.requestId, p, auth));
+  // This isolate changed the system: its cached routes may be out of date.
+  if (p.operation !== 'read' && p.operation !== 'list' && p.operation !== 'help') cachedRoutes = null;
+  return resultToHttp(result, ctx);
 }
 
 async function handleTokenMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'token';
   const shard = p.token ? shardOf(env, p.token) : tokenShardStub(env, 0);
-  const { result } = await shard.handle(p.token, TOKEN_MOUNT, wireRequest(ctx.requestId, p, null));
-  return resultToHttp(result, ctx);
+  return resultToHttp(await shard.handle(p.token, TOKEN_MOUNT, wireRequest(ctx.requestId, p, null)), ctx);
+}
+
+/** No route for the path: re-read the routes (rate-limited) before answering 404/403. */
+async function missingRoute(env: Env, p: ParsedRequest): Promise<RouteEntry> {
+  if (Date.now() - routesReadAt >= ROUTE_REFRESH_MS) {
+    const route = findRoute(await routes(env, true), p.path);
+    if (route) return route;
+  }
+  // Vault checks the token before routing: an invalid one is refused as such, a valid one learns
+  // there is no such path.
+  if (!p.token) throw permissionDenied();
+  const { sealed, auth } = await shardOf(env, p.token).resolve(p.token);
+  if (sealed) throw sealedError();
+  throw auth ? noHandler(p.path) : invalidToken();
 }
 
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
-  const { epoch, auth } = await resolve(env, p.token);
-  if (epoch.sealed) throw sealedError();
-  if (p.token && !auth) throw invalidToken();
   for (let attempt = 0; attempt < 2; attempt++) {
-    const route = findRoute((await routes(env, epoch.version, attempt > 0)).routes, p.path);
-    if (!route) throw auth ? noHandler(p.path) : permissionDenied();
-    const type = backendType(route.type);
-    if (!auth && !matchesSpecialPath(type?.unauthenticatedPaths, relativePath(p.path, route.prefix))) throw permissionDenied();
+    const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p));
     ctx.mountType = route.type;
-    const result = await mountStub(env, route.uuid).handle(route.prefix, wireRequest(ctx.requestId, p, auth, passthroughHeaders(route, p.headers)));
+    const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));
+    const result = await mountStub(env, route.uuid).handle(route.prefix, route.revision, wire, p.token);
     if (result.kind !== 'gone') return resultToHttp(result, ctx);
-    // The mount moved or was disabled since our routes were cached: re-read them once.
+    // The mount was disabled, moved or tuned since the routes were read: re-read them once.
   }
   throw noHandler(p.path);
 }

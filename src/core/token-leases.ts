@@ -1,0 +1,71 @@
+// Token validation under leases. An object that serves requests (a MountObject) asks the token's
+// shard once, and the shard grants a lease: the caller identity plus a time until which it may be
+// reused. The shard records every holder and tells each one to forget the token when it is
+// revoked, so a lease never outlives a revocation; the lease time only bounds how long a holder
+// that missed such a message (unreachable at the time) could go on trusting it.
+
+import type { AuthContext } from '../framework/backend';
+import { sealedError } from '../framework/errors';
+
+export interface LeaseGrant {
+  auth: AuthContext;
+  /** Unix ms after which the token itself is expired (null: never). */
+  expireTime: number | null;
+  /** Unix ms until which the holder may reuse this grant without asking again. */
+  until: number;
+}
+
+export type LeaseReply = { status: 'ok'; grant: LeaseGrant } | { status: 'invalid' } | { status: 'sealed' };
+
+export const DEFAULT_LEASE_MS = 60_000;
+const CACHE_LIMIT = 10_000;
+
+export class TokenLeaseCache {
+  private readonly grants = new Map<string, LeaseGrant>();
+  private readonly inflight = new Map<string, { reply: Promise<LeaseReply>; askedAt: number }>();
+  /**
+   * When each accessor was last forgotten, as a counter value. A revocation message can overtake
+   * the reply to a lease request sent before it: such a reply is not cached (the token is gone).
+   */
+  private readonly forgotten = new Map<string, number>();
+  private generation = 0;
+
+  constructor(private readonly ask: (token: string) => Promise<LeaseReply>) {}
+
+  /** The caller identity for a token, or null when the token is unknown or expired. */
+  async resolve(token: string, now = Date.now()): Promise<AuthContext | null> {
+    const held = this.grants.get(token);
+    if (held) {
+      if (held.until > now && (held.expireTime === null || held.expireTime > now)) return held.auth;
+      this.grants.delete(token);
+    }
+    let pending = this.inflight.get(token);
+    if (!pending) {
+      pending = { reply: this.ask(token), askedAt: this.generation };
+      this.inflight.set(token, pending);
+    }
+    let reply: LeaseReply;
+    try {
+      reply = await pending.reply;
+    } finally {
+      if (this.inflight.get(token) === pending) this.inflight.delete(token);
+    }
+    if (reply.status === 'sealed') throw sealedError();
+    if (reply.status === 'invalid') return null;
+    if ((this.forgotten.get(reply.grant.auth.accessor) ?? -1) >= pending.askedAt) return null;
+    if (this.grants.size >= CACHE_LIMIT) this.grants.delete(this.grants.keys().next().value!);
+    this.grants.set(token, reply.grant);
+    return reply.grant.auth;
+  }
+
+  /** Called by the token's shard when the token was revoked. */
+  forgetAccessor(accessor: string): void {
+    for (const [token, grant] of this.grants) if (grant.auth.accessor === accessor) this.grants.delete(token);
+    if (this.forgotten.size >= CACHE_LIMIT) this.forgotten.delete(this.forgotten.keys().next().value!);
+    this.forgotten.set(accessor, this.generation++);
+  }
+
+  clear(): void {
+    this.grants.clear();
+  }
+}

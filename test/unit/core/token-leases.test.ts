@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { TokenLeaseCache, type LeaseReply } from '../../../src/core/token-leases';
+import type { AuthContext } from '../../../src/framework/backend';
+
+const auth = (accessor: string): AuthContext => ({ accessor, policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service' });
+const ok = (accessor: string, until: number, expireTime: number | null = null): LeaseReply => ({
+  status: 'ok',
+  grant: { auth: auth(accessor), until, expireTime },
+});
+
+function counting(reply: () => LeaseReply | Promise<LeaseReply>) {
+  const calls: string[] = [];
+  const cache = new TokenLeaseCache(async (token) => {
+    calls.push(token);
+    return reply();
+  });
+  return { cache, calls };
+}
+
+describe('TokenLeaseCache', () => {
+  it('asks the shard once per lease and reuses it until it ends', async () => {
+    const { cache, calls } = counting(() => ok('acc', 1_000));
+    expect((await cache.resolve('t', 0))?.accessor).toBe('acc');
+    expect((await cache.resolve('t', 999))?.accessor).toBe('acc');
+    expect(calls).toHaveLength(1);
+    await cache.resolve('t', 1_000);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('stops trusting a lease when the token itself expires', async () => {
+    const { cache, calls } = counting(() => ok('acc', 10_000, 500));
+    await cache.resolve('t', 0);
+    await cache.resolve('t', 500);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('does not cache unknown tokens, and reports a sealed shard as 503', async () => {
+    const invalid = counting(() => ({ status: 'invalid' }));
+    expect(await invalid.cache.resolve('t')).toBeNull();
+    expect(await invalid.cache.resolve('t')).toBeNull();
+    expect(invalid.calls).toHaveLength(2);
+    const sealed = counting(() => ({ status: 'sealed' }));
+    await expect(sealed.cache.resolve('t')).rejects.toMatchObject({ status: 503 });
+  });
+
+  it('shares one question among concurrent requests for the same token', async () => {
+    let release!: (r: LeaseReply) => void;
+    const { cache, calls } = counting(() => new Promise<LeaseReply>((r) => (release = r)));
+    const all = Promise.all([cache.resolve('t', 0), cache.resolve('t', 0), cache.resolve('t', 0)]);
+    await Promise.resolve();
+    release(ok('acc', 1_000));
+    expect((await all).map((a) => a?.accessor)).toEqual(['acc', 'acc', 'acc']);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('forgets a revoked token at once', async () => {
+    const { cache, calls } = counting(() => ok('acc', 1_000_000));
+    await cache.resolve('t', 0);
+    cache.forgetAccessor('acc');
+    await cache.resolve('t', 1);
+    expect(calls).toHaveLength(2);
+  });
+
+  it('does not keep a lease whose revocation arrived before the reply', async () => {
+    let release!: (r: LeaseReply) => void;
+    const { cache } = counting(() => new Promise<LeaseReply>((r) => (release = r)));
+    const pending = cache.resolve('t', 0);
+    await Promise.resolve();
+    cache.forgetAccessor('acc'); // the shard revoked the token while the lease was on its way
+    release(ok('acc', 1_000_000));
+    expect(await pending).toBeNull();
+  });
+
+  it('clear() drops every lease', async () => {
+    const { cache, calls } = counting(() => ok('acc', 1_000_000));
+    await cache.resolve('t', 0);
+    cache.clear();
+    await cache.resolve('t', 1);
+    expect(calls).toHaveLength(2);
+  });
+});
