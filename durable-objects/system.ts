@@ -56,7 +56,7 @@ export class SystemObject extends DurableObject<Env> {
         createRootToken: async (token) => {
           await tokenShardStub(env, shardFor(token, tokenShardCount(env))).createRoot(token);
         },
-        announce: (event) => this.announce(event),
+        keyringRotated: async () => this.dropKeys(await this.everyObject()),
       },
       { devRootToken: env.DEV_ROOT_TOKEN, sealConfigError },
     );
@@ -132,11 +132,6 @@ export class SystemObject extends DurableObject<Env> {
   private async everyObject(): Promise<Target[]> {
     const shards = Array.from({ length: tokenShardCount(this.env) }, (_, shard) => ({ shard }));
     return [...shards, ...(await this.mounts.objectEntries()).map((e) => ({ mount: e.uuid }))];
-  }
-
-  private async announce(event: 'sealed' | 'unsealed' | 'rotated'): Promise<void> {
-    // Sealing notifies from sealCluster (the list of objects must be read before the seal).
-    if (event === 'rotated') await this.dropKeys(await this.everyObject());
   }
 
   /** sys/seal: seal, then make every object forget its keys, token leases and cached entries. */

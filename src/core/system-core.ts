@@ -60,8 +60,8 @@ export interface ClusterInfo {
 export interface SystemCorePorts {
   /** Stores a new root token in the token store. */
   createRootToken(token: string): Promise<void>;
-  /** Tells the rest of the cluster that the seal state or keyring changed. */
-  announce(event: 'sealed' | 'unsealed' | 'rotated'): Promise<void>;
+  /** Tells the rest of the cluster that the keyring gained a term (objects drop cached keys). */
+  keyringRotated(): Promise<void>;
 }
 
 export interface InitParams {
@@ -277,7 +277,6 @@ export class SystemCore implements KeyringSource {
     try {
       this.cluster = { name: `vault-cluster-${randomHex(4)}`, id: randomUUID() };
       await putJSON(this.barrier, CLUSTER_KEY, this.cluster);
-      await this.ports.announce('unsealed');
       await this.ports.createRootToken(rootToken);
       this.writeCore([{ key: K.sealConfig, value: utf8(JSON.stringify(config)) }]);
     } catch (e) {
@@ -382,7 +381,6 @@ export class SystemCore implements KeyringSource {
       this.writeCore([{ key: K.sealed, value: utf8('1') }]);
       throw badRequest(`unseal failed: ${this.sealFailure}`);
     }
-    await this.ports.announce('unsealed');
     return this.sealStatus();
   }
 
@@ -393,7 +391,6 @@ export class SystemCore implements KeyringSource {
     ]);
     this.keyring = null;
     this.cluster = null;
-    await this.ports.announce('sealed');
   }
 
   // ---- sys/rotate, sys/key-status ----
@@ -403,7 +400,7 @@ export class SystemCore implements KeyringSource {
     const sealed = await aesGcmSeal(await this.rootKey(), next.serialize(), utf8(K.keyring));
     this.writeCore([{ key: K.keyring, value: sealed }]);
     this.keyring = next;
-    await this.ports.announce('rotated');
+    await this.ports.keyringRotated();
   }
 
   async keyStatus(): Promise<Record<string, unknown>> {
