@@ -7,14 +7,14 @@ import { DurableObject } from 'cloudflare:workers';
 import { BarrierStorage } from '../src/core/barrier';
 import { dispatch, isUnauthenticatedPath, relativePath, rootOnlyAuthorizer, type MountContext, type WireRequest } from '../src/core/logical';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
-import { TokenLeaseCache } from '../src/core/token-leases';
+import { TokenValidator } from '../src/core/token-validator';
 import { shardFor } from '../src/core/tokens';
 import { Mutex } from '../src/core/mutex';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
 import type { AuthContext, Backend } from '../src/framework/backend';
-import { invalidToken } from '../src/framework/errors';
+import { invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
 import { RemoteKeyring } from './keyring-client';
@@ -30,7 +30,7 @@ export class MountObject extends DurableObject<Env> {
   private readonly physical: SqlPhysical;
   private readonly barrier: BarrierStorage;
   private readonly writes = new Mutex();
-  private readonly leases: TokenLeaseCache;
+  private readonly validator: TokenValidator;
   private entry: MountEntry | null | undefined;
   private backend: { entry: MountEntry; backend: Backend; context: MountContext } | null = null;
 
@@ -39,9 +39,12 @@ export class MountObject extends DurableObject<Env> {
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.physical = new SqlPhysical(ctx.storage);
     this.barrier = new BarrierStorage(this.physical, this.keyring, maxEntrySize(env));
-    this.leases = new TokenLeaseCache(async (token) => {
-      const holder = (await this.loadEntry())?.uuid ?? '';
-      return tokenShardStub(env, shardFor(token, tokenShardCount(env))).lease(token, holder);
+    const holder = async () => (await this.loadEntry())?.uuid ?? '';
+    const shardOf = (s: string) => tokenShardStub(env, shardFor(s, tokenShardCount(env)));
+    this.validator = new TokenValidator({
+      keys: this.keyring,
+      leaseToken: async (token) => shardOf(token).lease(token, await holder()),
+      leaseAccessor: async (accessor) => shardOf(accessor).leaseAccessor(accessor, await holder()),
     });
   }
 
@@ -73,12 +76,12 @@ export class MountObject extends DurableObject<Env> {
   async dropKeys(): Promise<void> {
     this.keyring.drop();
     this.entry = undefined;
-    this.leases.clear();
+    this.validator.leases.clear();
   }
 
   /** Called by a token's shard when the token was revoked. */
   async forgetToken(accessor: string): Promise<void> {
-    this.leases.forgetAccessor(accessor);
+    this.validator.leases.forgetAccessor(accessor);
   }
 
   /** The backend and mount context for the current entry; rebuilt when provisioning replaces it. */
@@ -113,8 +116,11 @@ export class MountObject extends DurableObject<Env> {
       if (context.mountPoint !== prefix || (entry.revision ?? 0) !== revision) return { kind: 'gone' };
       let auth: AuthContext | null = null;
       if (token) {
-        auth = await this.leases.resolve(token);
-        if (!auth && !isUnauthenticatedPath(backend, relativePath(wire.path, prefix))) throw invalidToken();
+        const v = await this.validator.validate(token, wire.clientIP);
+        if (v.status === 'ok') auth = v.auth;
+        else if (!isUnauthenticatedPath(backend, relativePath(wire.path, prefix))) {
+          throw v.status === 'cidr' ? permissionDenied() : invalidToken();
+        }
       }
       wire.auth = auth;
       const run = () => dispatch(backend, wire, context, prefixedTransaction(this.barrier.transaction(), LOGICAL_PREFIX), rootOnlyAuthorizer);

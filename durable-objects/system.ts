@@ -9,6 +9,7 @@ import { effectiveTTLs, type RouteEntry } from '../src/core/mounts';
 import type { KeyringWire } from '../src/core/keyring';
 import { sealFromSecret, type Seal } from '../src/core/seal';
 import { SystemCore } from '../src/core/system-core';
+import type { TokenMountConfig } from '../src/auth/token/ops';
 import { shardFor } from '../src/core/tokens';
 import { errorResult, type WireResult } from '../src/core/wire';
 import { fromUtf8, utf8 } from '../src/crypto/encoding';
@@ -96,6 +97,13 @@ export class SystemObject extends DurableObject<Env> {
     } catch {
       return null;
     }
+  }
+
+  /** The auth/token/ mount's effective settings, for token-store shards creating tokens. */
+  async tokenMountConfig(): Promise<TokenMountConfig> {
+    const entry = await this.mounts.get('auth', 'token');
+    const ttls = effectiveTTLs(entry?.config ?? { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false });
+    return { ...ttls, tokenType: entry?.config.token_type || 'default-service' };
   }
 
   /** The routes the Worker caches; null while sealed. */

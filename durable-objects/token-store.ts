@@ -1,156 +1,262 @@
-// TokenStoreObject: one shard of the token store, addressed by a digest of the token. It grants
-// leases on its tokens to the objects that serve requests (src/core/token-leases.ts), records
-// every holder, and tells them to forget a token when it is revoked.
+// TokenStoreObject: one shard of the token store, addressed by a digest of the token. It adapts
+// the shard logic (src/core/token-shard.ts) to the platform: its peers are other shards reached by
+// RPC, lease holders are mount objects, timers are its alarm. It also serves auth/token/* for the
+// callers whose tokens it holds.
 
 import { DurableObject } from 'cloudflare:workers';
+import { tokenBackend } from '../src/auth/token';
+import type { Caller, TokenMountConfig, TokenOps } from '../src/auth/token/ops';
 import { BarrierStorage } from '../src/core/barrier';
+import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
+import { allowedByCIDRs } from '../src/core/cidr';
 import { dispatch, rootOnlyAuthorizer, type WireRequest } from '../src/core/logical';
-import { effectiveTTLs } from '../src/core/mounts';
-import { DEFAULT_LEASE_MS, type LeaseReply } from '../src/core/token-leases';
-import { TokenStore } from '../src/core/token-store';
-import { authContextFor, type TokenEntry } from '../src/core/tokens';
+import type { LeaseReply } from '../src/core/token-leases';
+import type { TokenRole } from '../src/core/token-roles';
+import { TokenShard, type PeerShard } from '../src/core/token-shard';
+import { authContextFor, BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type TokenEntry } from '../src/core/tokens';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
-import { intVar } from '../src/env';
-import { tokenBackend } from '../src/auth/token';
+import { intVar, tokenShardCount } from '../src/env';
 import type { AuthContext } from '../src/framework/backend';
-import { CofferError } from '../src/framework/errors';
+import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
-import { mountStub, systemStub } from './stubs';
+import { mountStub, systemStub, tokenShardStub } from './stubs';
 
-const HOLDERS = 'holders/';
-const RETRY_MS = 5_000;
+/** Lease holders are named "mount:<uuid>" or "shard:<n>". */
+const mountHolder = (uuid: string) => `mount:${uuid}`;
+const MOUNT_CONFIG_TTL_MS = 30_000;
 
 export interface Resolution {
   sealed: boolean;
   auth: AuthContext | null;
 }
 
-interface HolderRecord {
-  until: number;
-}
-
-export class TokenStoreObject extends DurableObject<Env> {
+export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly keyring: RemoteKeyring;
   private readonly barrier: BarrierStorage;
-  private readonly tokens: TokenStore;
-  private readonly auths = new WeakMap<TokenEntry, AuthContext>();
-  /** Holders already recorded for an accessor, with their lease end (saves a write per renewal). */
-  private readonly recorded = new Map<string, number>();
-  private readonly leaseMs: number;
+  private readonly shard: TokenShard;
+  private readonly shardNo: number;
+  private readonly shards: number;
+  private mountConfigCache: { config: TokenMountConfig; at: number } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.barrier = new BarrierStorage(new SqlPhysical(ctx.storage), this.keyring);
-    this.tokens = new TokenStore(this.barrier);
-    this.leaseMs = intVar(env.TOKEN_LEASE_MS, DEFAULT_LEASE_MS);
+    this.shards = tokenShardCount(env);
+    this.shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0;
+    this.shard = new TokenShard(this.barrier, {
+      shard: this.shardNo,
+      shards: this.shards,
+      peer: (n) => this.peer(n),
+      notifyHolder: (holder, accessor) => this.notifyHolder(holder, accessor),
+      revokeTokenLeases: async () => undefined,
+      wakeAt: (at) => this.wakeAt(at),
+      leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
+    });
   }
 
-  private authFor(entry: TokenEntry): AuthContext {
-    let auth = this.auths.get(entry);
-    if (!auth) this.auths.set(entry, (auth = authContextFor(entry)));
-    return auth;
+  private peer(n: number): TokenStoreObject | DurableObjectStub<TokenStoreObject> {
+    return n === this.shardNo ? this : tokenShardStub(this.env, n);
   }
 
-  /** The live entry, or 'sealed' when the keyring cannot be had (sealed or not initialised). */
-  private async lookup(token: string): Promise<TokenEntry | null | 'sealed'> {
+  private async notifyHolder(holder: string, accessor: string): Promise<void> {
+    const [kind, id] = [holder.slice(0, holder.indexOf(':')), holder.slice(holder.indexOf(':') + 1)];
+    if (kind === 'mount') await mountStub(this.env, id).forgetToken(accessor);
+    else if (kind === 'shard' && Number(id) !== this.shardNo) await tokenShardStub(this.env, Number(id)).forgetToken(accessor);
+  }
+
+  private async wakeAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  override async alarm(): Promise<void> {
+    const next = await this.shard.tick();
+    if (next !== null) await this.wakeAt(next);
+  }
+
+  /** Whether the keyring can be had: a sealed (or uninitialised) cluster validates no token. */
+  private async unsealed(): Promise<boolean> {
     try {
-      // Checked even when the entry is cached: a sealed cluster validates no token.
       await this.keyring.get();
-      return await this.tokens.lookup(token);
+      return true;
     } catch (e) {
-      if (e instanceof CofferError && e.status === 503) return 'sealed';
+      if (e instanceof CofferError && e.status === 503) return false;
       throw e;
     }
   }
 
+  // ---- for the SystemObject ----
   async dropKeys(): Promise<void> {
     this.keyring.drop();
-    this.tokens.reset();
-    this.recorded.clear();
-  }
-
-  /** The caller identity for a token (used by the Worker for sys/ requests). */
-  async resolve(token: string): Promise<Resolution> {
-    const entry = await this.lookup(token);
-    if (entry === 'sealed') return { sealed: true, auth: null };
-    return { sealed: false, auth: entry ? this.authFor(entry) : null };
-  }
-
-  /** Grants `holder` (a mount's uuid) a lease on the token's identity, and records the holder. */
-  async lease(token: string, holder: string, now = Date.now()): Promise<LeaseReply> {
-    const entry = await this.lookup(token);
-    if (entry === 'sealed') return { status: 'sealed' };
-    if (!entry) return { status: 'invalid' };
-    const until = entry.expireTime === null ? now + this.leaseMs : Math.min(now + this.leaseMs, entry.expireTime);
-    const key = `${HOLDERS}${entry.accessor}/${holder}`;
-    // Record the holder before handing out the lease; rewrite only when the lease outgrows the record.
-    if ((this.recorded.get(key) ?? 0) < until) {
-      const recordUntil = until + this.leaseMs;
-      await putJSON(this.barrier, key, { until: recordUntil } satisfies HolderRecord);
-      this.recorded.set(key, recordUntil);
-    }
-    return { status: 'ok', grant: { auth: this.authFor(entry), expireTime: entry.expireTime, until } };
-  }
-
-  /** Revokes a token: deletes it, then makes every holder of a lease on it forget it. */
-  async revoke(token: string): Promise<boolean> {
-    const entry = await this.tokens.revoke(token);
-    if (!entry) return false;
-    await this.invalidateHolders(entry.accessor);
-    return true;
-  }
-
-  /** Tells each recorded holder of an accessor to forget it; unreachable ones are retried. */
-  private async invalidateHolders(accessor: string, now = Date.now()): Promise<void> {
-    const prefix = `${HOLDERS}${accessor}/`;
-    let failed = false;
-    for (const holder of await this.barrier.list(prefix)) {
-      const key = prefix + holder;
-      const record = await getJSON<HolderRecord>(this.barrier, key);
-      try {
-        if (record && record.until > now) await mountStub(this.env, holder).forgetToken(accessor);
-        await this.barrier.delete(key);
-        this.recorded.delete(key);
-      } catch (e) {
-        console.error(`could not reach lease holder ${holder} for accessor ${accessor}; retrying`, e);
-        failed = true;
-      }
-    }
-    if (failed) await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
-  }
-
-  /** Retries invalidations that could not be delivered (idempotent). */
-  override async alarm(): Promise<void> {
-    for (const accessorDir of await this.barrier.list(HOLDERS)) {
-      const accessor = accessorDir.replace(/\/$/, '');
-      // Holders of tokens that still exist are current leases, not pending invalidations.
-      if (await getJSON(this.barrier, `accessors/${accessor}`)) continue;
-      await this.invalidateHolders(accessor);
-    }
+    this.shard.reset();
+    this.mountConfigCache = null;
   }
 
   async createRoot(token: string): Promise<void> {
-    await this.tokens.createRoot(token);
+    await this.shard.tokens.createRoot(token);
   }
 
-  /** Serves auth/token/* for the caller's own token, resolving it in the same call. */
+  /** This shard holds no leases on other shards' tokens; nothing to forget. */
+  async forgetToken(_accessor: string): Promise<void> {}
+
+  // ---- for the Worker (sys/ requests) and for lease holders ----
+  async resolve(token: string): Promise<Resolution> {
+    if (!(await this.unsealed())) return { sealed: true, auth: null };
+    if (token.startsWith(BATCH_TOKEN_PREFIX)) {
+      const entry = await this.openBatch(token);
+      return { sealed: false, auth: entry ? authContextFor(entry) : null };
+    }
+    const stored = await this.shard.tokens.lookup(token);
+    if (stored && stored.entry.numUses > 0 && !(await this.shard.use(token))) return { sealed: false, auth: null };
+    return { sealed: false, auth: stored ? authContextFor(stored.entry) : null };
+  }
+
+  async lease(token: string, holder: string): Promise<LeaseReply> {
+    if (!(await this.unsealed())) return { status: 'sealed' };
+    return this.shard.lease(token, mountHolder(holder));
+  }
+
+  async leaseAccessor(accessor: string, holder: string): Promise<LeaseReply> {
+    if (!(await this.unsealed())) return { status: 'sealed' };
+    return this.shard.leaseAccessor(accessor, mountHolder(holder));
+  }
+
+  // ---- PeerShard: token tree operations ----
+  storeToken(token: string, entry: TokenEntry): Promise<void> {
+    return this.shard.storeToken(token, entry);
+  }
+  addChild(parentAccessor: string, childAccessor: string): Promise<boolean> {
+    return this.shard.addChild(parentAccessor, childAccessor);
+  }
+  removeChild(parentAccessor: string, childAccessor: string): Promise<void> {
+    return this.shard.removeChild(parentAccessor, childAccessor);
+  }
+  revokeAccessor(accessor: string): Promise<void> {
+    return this.shard.revokeAccessor(accessor);
+  }
+  orphanAccessor(accessor: string): Promise<void> {
+    return this.shard.orphanAccessor(accessor);
+  }
+  async revokeToken(token: string): Promise<void> {
+    await this.shard.revokeToken(token);
+  }
+  async revokeOrphan(token: string): Promise<void> {
+    await this.shard.revokeOrphan(token);
+  }
+  async lookupToken(token: string): Promise<TokenEntry | null> {
+    return (await this.shard.tokens.lookup(token))?.entry ?? null;
+  }
+  async lookupAccessor(accessor: string): Promise<TokenEntry | null> {
+    const stored = await this.shard.tokens.byAccessor(accessor);
+    return stored && (stored.entry.expireTime === null || stored.entry.expireTime > Date.now()) ? stored.entry : null;
+  }
+  renewAccessor(accessor: string, increment: number, mountMaxTTL: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
+    return this.shard.renewAccessor(accessor, increment, mountMaxTTL);
+  }
+  async accessors(): Promise<string[]> {
+    return this.shard.tokens.accessors();
+  }
+  async tidy(): Promise<void> {
+    await this.shard.tick();
+  }
+
+  // ---- token roles live on shard 0 ----
+  async getRole(name: string): Promise<TokenRole | null> {
+    return getJSON<TokenRole>(this.barrier, `roles/${name}`);
+  }
+  async putRole(role: TokenRole): Promise<void> {
+    await putJSON(this.barrier, `roles/${role.name}`, role);
+  }
+  async deleteRole(name: string): Promise<void> {
+    await this.barrier.delete(`roles/${name}`);
+  }
+  async listRoles(): Promise<string[]> {
+    return this.barrier.list('roles/');
+  }
+
+  // ---- auth/token/* ----
+
+  /** A batch token's entry, if it opens and its parent (if any) is still alive. */
+  private async openBatch(token: string): Promise<TokenEntry | null> {
+    const entry = await decodeBatchToken(token, this.keyring);
+    if (!entry || (entry.expireTime !== null && entry.expireTime <= Date.now())) return null;
+    if (entry.parent && !(await this.peer(shardFor(entry.parent, this.shards)).lookupAccessor(entry.parent))) return null;
+    return entry;
+  }
+
+  private async mountConfig(): Promise<TokenMountConfig> {
+    if (this.mountConfigCache && Date.now() - this.mountConfigCache.at < MOUNT_CONFIG_TTL_MS) return this.mountConfigCache.config;
+    const config = await systemStub(this.env).tokenMountConfig();
+    this.mountConfigCache = { config, at: Date.now() };
+    return config;
+  }
+
+  private ops(caller: Caller | null): TokenOps {
+    const peerOf = (tokenOrAccessor: string) => this.peer(shardFor(tokenOrAccessor, this.shards));
+    const allShards = () => Array.from({ length: this.shards }, (_, n) => this.peer(n));
+    return {
+      caller: async () => caller,
+      mountConfig: () => this.mountConfig(),
+      issue: async (partial, id) => {
+        if (partial.type === 'batch') {
+          const entry: TokenEntry = { ...partial, accessor: '' };
+          return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
+        }
+        const token = id || newServiceToken();
+        const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
+        if (id && (await peerOf(token).lookupToken(token))) throw badRequest('cannot create a token with a duplicate ID');
+        await this.shard.create(token, entry);
+        return { token, entry };
+      },
+      lookup: async (token) => (token.startsWith(BATCH_TOKEN_PREFIX) ? this.openBatch(token) : peerOf(token).lookupToken(token)),
+      lookupAccessor: (accessor) => peerOf(accessor).lookupAccessor(accessor),
+      revokeToken: (token) => peerOf(token).revokeToken(token),
+      revokeAccessor: (accessor) => peerOf(accessor).revokeAccessor(accessor),
+      revokeOrphan: (token) => peerOf(token).revokeOrphan(token),
+      renewAccessor: async (accessor, increment) => peerOf(accessor).renewAccessor(accessor, increment, (await this.mountConfig()).maxLeaseTTL),
+      role: (name) => this.peer(0).getRole(name),
+      putRole: (role) => this.peer(0).putRole(role),
+      deleteRole: (name) => this.peer(0).deleteRole(name),
+      roles: () => this.peer(0).listRoles(),
+      accessors: async () => (await Promise.all(allShards().map((s) => s.accessors()))).flat().sort(),
+      tidy: async () => {
+        await Promise.all(allShards().map((s) => s.tidy()));
+      },
+    };
+  }
+
+  /** Validates the caller of an auth/token/* request (a token of this shard, or a batch token). */
+  private async callerOf(token: string, clientIP: string): Promise<Caller | null> {
+    let entry: TokenEntry | null;
+    if (token.startsWith(BATCH_TOKEN_PREFIX)) entry = await this.openBatch(token);
+    else {
+      entry = (await this.shard.tokens.lookup(token))?.entry ?? null;
+      if (entry && entry.numUses > 0 && !(await this.shard.use(token))) entry = null;
+    }
+    if (!entry) throw invalidToken();
+    const exempt = entry.policies.includes('root') && entry.expireTime === null;
+    if (!exempt && !allowedByCIDRs(entry.boundCidrs, clientIP)) throw permissionDenied();
+    return { token, entry };
+  }
+
+  /** Serves auth/token/* for the caller's token (routed here by it). */
   async handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult> {
     try {
-      const entry = token ? await this.lookup(token) : null;
-      if (entry === 'sealed') return { kind: 'error', status: 503, errors: ['Vault is sealed'] };
-      const auth = entry ? this.authFor(entry) : null;
+      if (!(await this.unsealed())) return { kind: 'error', status: 503, errors: ['Vault is sealed'] };
+      const caller = token ? await this.callerOf(token, wire.clientIP) : null;
+      const config = await this.mountConfig();
       const response = await dispatch(
-        tokenBackend(this.tokens),
-        { ...wire, auth, clientToken: token },
+        tokenBackend(this.ops(caller)),
+        { ...wire, auth: caller ? authContextFor(caller.entry) : null },
         {
           mountPoint: prefix,
           mountType: 'token',
           mountAccessor: '',
-          mountConfig: effectiveTTLs({ default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }),
+          mountConfig: { defaultLeaseTTL: config.defaultLeaseTTL, maxLeaseTTL: config.maxLeaseTTL },
           mountOptions: {},
         },
         prefixedTransaction(this.barrier.transaction(), 'logical/'),

@@ -48,8 +48,8 @@ export interface AuthorizationRequest {
 }
 
 export interface Authorizer {
-  /** Throws a 403 CofferError when the request may not proceed. */
-  authorize(req: AuthorizationRequest): void;
+  /** Throws a 403 CofferError when the request may not proceed; says whether the caller has sudo. */
+  authorize(req: AuthorizationRequest): { sudo: boolean };
   /**
    * True when the caller holds both create and update on the path. Then a write whose create and
    * update handlers are the same behaves identically either way, and the existence check is skipped.
@@ -64,6 +64,7 @@ export interface Authorizer {
 export const rootOnlyAuthorizer: Authorizer = {
   authorize: ({ auth }) => {
     if (!auth || !auth.root) throw permissionDenied();
+    return { sudo: true };
   },
   grantsCreateAndUpdate: ({ auth }) => auth?.root === true,
 };
@@ -126,7 +127,7 @@ export async function dispatch(
     }
   }
 
-  if (!unauthenticated) authorizer.authorize({ ...authz, capability: req.operation });
+  if (!unauthenticated) req.sudo = authorizer.authorize({ ...authz, capability: req.operation }).sudo;
   if (fieldError !== null) throw fieldError;
 
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);

@@ -30,18 +30,19 @@ export class TokenLeaseCache {
   private readonly forgotten = new Map<string, number>();
   private generation = 0;
 
-  constructor(private readonly ask: (token: string) => Promise<LeaseReply>) {}
-
-  /** The caller identity for a token, or null when the token is unknown or expired. */
-  async resolve(token: string, now = Date.now()): Promise<AuthContext | null> {
+  /**
+   * The identity behind `key` (a token, or "accessor:<a>" for a parent's validity), or null when
+   * unknown or expired. `ask` obtains a fresh grant from the shard.
+   */
+  async resolve(token: string, ask: () => Promise<LeaseReply>, now = Date.now()): Promise<LeaseGrant | null> {
     const held = this.grants.get(token);
     if (held) {
-      if (held.until > now && (held.expireTime === null || held.expireTime > now)) return held.auth;
+      if (held.until > now && (held.expireTime === null || held.expireTime > now)) return held;
       this.grants.delete(token);
     }
     let pending = this.inflight.get(token);
     if (!pending) {
-      pending = { reply: this.ask(token), askedAt: this.generation };
+      pending = { reply: ask(), askedAt: this.generation };
       this.inflight.set(token, pending);
     }
     let reply: LeaseReply;
@@ -53,9 +54,12 @@ export class TokenLeaseCache {
     if (reply.status === 'sealed') throw sealedError();
     if (reply.status === 'invalid') return null;
     if ((this.forgotten.get(reply.grant.auth.accessor) ?? -1) >= pending.askedAt) return null;
-    if (this.grants.size >= CACHE_LIMIT) this.grants.delete(this.grants.keys().next().value!);
-    this.grants.set(token, reply.grant);
-    return reply.grant.auth;
+    // A grant valid only now (a use-limited token) is not kept.
+    if (reply.grant.until > now) {
+      if (this.grants.size >= CACHE_LIMIT) this.grants.delete(this.grants.keys().next().value!);
+      this.grants.set(token, reply.grant);
+    }
+    return reply.grant;
   }
 
   /** Called by the token's shard when the token was revoked. */

@@ -1,5 +1,6 @@
-// The token store's persistence: tokens keyed by HMAC-SHA256(salt, token) under a barrier-protected
-// salt, and accessors pointing at those HMACs. Pure logic over Storage.
+// The token store's persistence within one shard: tokens keyed by HMAC-SHA256(salt, token) under a
+// barrier-protected salt; accessors pointing at those HMACs; each parent's children (by accessor,
+// which names their shard); and an expiry index the shard's alarm walks. Pure logic over Storage.
 //
 // Live entries are also kept in memory, keyed by token: the shard owns every write to its tokens,
 // so the cache is coherent, and it saves the HMAC, the read and the decryption on every request.
@@ -9,16 +10,29 @@ import { toHex } from '../crypto/encoding';
 import { hmacSha256 } from '../crypto/hmac';
 import { randomBytes } from '../crypto/random';
 import { getJSON, putJSON, type Storage } from '../framework/storage';
-import { newAccessor, rootTokenEntry, type TokenEntry } from './tokens';
+import { newAccessorFor, rootTokenEntry, type TokenEntry } from './tokens';
 
 const SALT_KEY = 'salt';
 const CACHE_LIMIT = 10_000;
 
+/** Expiry index keys sort by time: expiry/<13-digit unix ms>/<hash>. */
+const expiryKey = (ms: number, hash: string) => `expiry/${String(ms).padStart(13, '0')}/${hash}`;
+
+export interface StoredToken {
+  hash: string;
+  entry: TokenEntry;
+}
+
 export class TokenStore {
   private salt: Uint8Array | null = null;
-  private readonly cache = new Map<string, TokenEntry>();
+  private readonly cache = new Map<string, StoredToken>();
+  /** hash → token, for dropping cache entries when a change arrives by accessor. */
+  private readonly cachedTokens = new Map<string, string>();
 
-  constructor(private readonly storage: Storage) {}
+  constructor(
+    private readonly storage: Storage,
+    private readonly shards: number,
+  ) {}
 
   private async getSalt(create: boolean): Promise<Uint8Array | null> {
     if (this.salt) return this.salt;
@@ -35,51 +49,133 @@ export class TokenStore {
   reset(): void {
     this.salt = null;
     this.cache.clear();
+    this.cachedTokens.clear();
   }
 
-  private remember(token: string, entry: TokenEntry): void {
-    if (this.cache.size >= CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(token, entry);
+  private remember(token: string, stored: StoredToken): void {
+    if (this.cache.size >= CACHE_LIMIT) {
+      const [oldest, old] = this.cache.entries().next().value!;
+      this.cache.delete(oldest);
+      this.cachedTokens.delete(old.hash);
+    }
+    this.cache.set(token, stored);
+    this.cachedTokens.set(stored.hash, token);
   }
 
-  private async hash(token: string, create: boolean): Promise<string | null> {
+  private forget(hash: string): void {
+    const token = this.cachedTokens.get(hash);
+    if (token !== undefined) this.cache.delete(token);
+    this.cachedTokens.delete(hash);
+  }
+
+  async hash(token: string, create = false): Promise<string | null> {
     const salt = await this.getSalt(create);
     return salt ? toHex(await hmacSha256(salt, token)) : null;
   }
 
-  async createRoot(token: string, now = Date.now()): Promise<TokenEntry> {
-    const hash = (await this.hash(token, true))!;
-    if (await this.storage.get(`tokens/${hash}`)) throw new Error('token already exists');
-    const entry = rootTokenEntry(newAccessor(), now);
-    await putJSON(this.storage, `tokens/${hash}`, entry);
-    await putJSON(this.storage, `accessors/${entry.accessor}`, { hash });
-    this.remember(token, entry);
-    return entry;
+  accessorFor(token: string): string {
+    return newAccessorFor(token, this.shards);
   }
 
-  /** Deletes a token and its accessor; returns the entry it had, or null when there was none. */
-  async revoke(token: string): Promise<TokenEntry | null> {
-    const hash = await this.hash(token, false);
-    this.cache.delete(token);
-    if (!hash) return null;
-    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
-    if (!entry) return null;
+  /** Stores a new token. The accessor must be one from accessorFor(token). */
+  async put(token: string, entry: TokenEntry): Promise<StoredToken> {
+    const hash = (await this.hash(token, true))!;
+    if (await this.storage.get(`tokens/${hash}`)) throw new Error('token already exists');
+    await this.write(hash, entry, null);
+    await putJSON(this.storage, `accessors/${entry.accessor}`, { hash });
+    const stored = { hash, entry };
+    this.remember(token, stored);
+    return stored;
+  }
+
+  async createRoot(token: string, now = Date.now()): Promise<TokenEntry> {
+    return (await this.put(token, rootTokenEntry(this.accessorFor(token), now))).entry;
+  }
+
+  /** Rewrites an entry (renewal, a use), keeping the expiry index in step. */
+  async update(hash: string, entry: TokenEntry, previous: TokenEntry): Promise<void> {
+    await this.write(hash, entry, previous);
+    const token = this.cachedTokens.get(hash);
+    if (token !== undefined) this.cache.set(token, { hash, entry });
+  }
+
+  private async write(hash: string, entry: TokenEntry, previous: TokenEntry | null): Promise<void> {
+    if (previous?.expireTime != null && previous.expireTime !== entry.expireTime) {
+      await this.storage.delete(expiryKey(previous.expireTime, hash));
+    }
+    await putJSON(this.storage, `tokens/${hash}`, entry);
+    if (entry.expireTime !== null) await this.storage.put(expiryKey(entry.expireTime, hash), new Uint8Array(0));
+  }
+
+  /** Deletes a token's records (its children index stays: the caller revokes or orphans them). */
+  async remove({ hash, entry }: StoredToken): Promise<void> {
+    this.forget(hash);
     await this.storage.delete(`tokens/${hash}`);
-    await this.storage.delete(`accessors/${entry.accessor}`);
-    return entry;
+    if (entry.accessor) await this.storage.delete(`accessors/${entry.accessor}`);
+    if (entry.expireTime !== null) await this.storage.delete(expiryKey(entry.expireTime, hash));
   }
 
   /** The live entry for a token, or null when unknown or expired. */
-  async lookup(token: string, now = Date.now()): Promise<TokenEntry | null> {
-    let entry = this.cache.get(token) ?? null;
-    if (!entry) {
-      const hash = await this.hash(token, false);
+  async lookup(token: string, now = Date.now()): Promise<StoredToken | null> {
+    let stored = this.cache.get(token) ?? null;
+    if (!stored) {
+      const hash = await this.hash(token);
       if (!hash) return null;
-      entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+      const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
       if (!entry) return null;
-      this.remember(token, entry);
+      stored = { hash, entry };
+      this.remember(token, stored);
     }
-    if (entry.expireTime !== null && entry.expireTime <= now) return null;
-    return entry;
+    if (stored.entry.expireTime !== null && stored.entry.expireTime <= now) return null;
+    return stored;
+  }
+
+  /** A token by accessor, expired or not (revocation must find expired ones too). */
+  async byAccessor(accessor: string): Promise<StoredToken | null> {
+    const ref = await getJSON<{ hash: string }>(this.storage, `accessors/${accessor}`);
+    if (!ref) return null;
+    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${ref.hash}`);
+    return entry ? { hash: ref.hash, entry } : null;
+  }
+
+  async byHash(hash: string): Promise<StoredToken | null> {
+    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+    return entry ? { hash, entry } : null;
+  }
+
+  async addChild(parentAccessor: string, childAccessor: string): Promise<void> {
+    await this.storage.put(`children/${parentAccessor}/${childAccessor}`, new Uint8Array(0));
+  }
+
+  async removeChild(parentAccessor: string, childAccessor: string): Promise<void> {
+    await this.storage.delete(`children/${parentAccessor}/${childAccessor}`);
+  }
+
+  async children(parentAccessor: string): Promise<string[]> {
+    return this.storage.list(`children/${parentAccessor}/`);
+  }
+
+  /** Index entries of tokens whose expiry time is at or before `now`, oldest first. */
+  async expired(now: number, limit = 100): Promise<{ hash: string; key: string }[]> {
+    const out: { hash: string; key: string }[] = [];
+    for (const dir of await this.storage.list('expiry/')) {
+      if (Number(dir.slice(0, -1)) > now) break;
+      for (const hash of await this.storage.list(`expiry/${dir}`)) {
+        out.push({ hash, key: `expiry/${dir}${hash}` });
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
+  /** The earliest expiry time in the index, or null. */
+  async nextExpiry(): Promise<number | null> {
+    const first = (await this.storage.list('expiry/'))[0];
+    return first ? Number(first.slice(0, -1)) : null;
+  }
+
+  /** Every accessor in this shard (auth/token/accessors). */
+  async accessors(): Promise<string[]> {
+    return this.storage.list('accessors/');
   }
 }

@@ -9,8 +9,23 @@ export const SERVICE_TOKEN_PREFIX = 'hvs.';
 /** Root tokens are "hvs." + 24 base62 characters (28 in all), as sys/init and generate-root give. */
 export const ROOT_TOKEN_LENGTH = 28;
 
+export const BATCH_TOKEN_PREFIX = 'hvb.';
+
 export const newRootToken = (): string => SERVICE_TOKEN_PREFIX + randomBase62(ROOT_TOKEN_LENGTH - SERVICE_TOKEN_PREFIX.length);
-export const newAccessor = (): string => randomBase62(24);
+/** Service tokens look like root tokens: clients treat them as opaque strings. */
+export const newServiceToken = newRootToken;
+
+/**
+ * Accessors are chosen so they hash to the same shard as their token: then a request naming only
+ * the accessor (lookup-accessor, revoke-accessor) finds the shard without asking anyone.
+ */
+export function newAccessorFor(token: string, shards: number): string {
+  const shard = shardFor(token, shards);
+  for (;;) {
+    const accessor = randomBase62(24);
+    if (shardFor(accessor, shards) === shard) return accessor;
+  }
+}
 
 /** What the token store persists for a token (never the token itself: it is keyed by its HMAC). */
 export interface TokenEntry {
@@ -33,6 +48,14 @@ export interface TokenEntry {
   type: 'service' | 'batch';
   /** Unix milliseconds, or null when the token does not expire. */
   expireTime: number | null;
+  /** Accessor of the parent token; "" for orphans. */
+  parent: string;
+  /** Token role the token was created from ("" for none). */
+  role: string;
+  /** CIDR blocks the token may be used from (empty: anywhere). */
+  boundCidrs: string[];
+  /** Unix ms of the last renewal, or null. */
+  lastRenewal: number | null;
 }
 
 export function rootTokenEntry(accessor: string, now = Date.now()): TokenEntry {
@@ -53,6 +76,10 @@ export function rootTokenEntry(accessor: string, now = Date.now()): TokenEntry {
     entityId: '',
     type: 'service',
     expireTime: null,
+    parent: '',
+    role: '',
+    boundCidrs: [],
+    lastRenewal: null,
   };
 }
 
@@ -64,6 +91,7 @@ export function authContextFor(entry: TokenEntry): AuthContext {
     displayName: entry.displayName,
     entityId: entry.entityId,
     tokenType: entry.type,
+    boundCidrs: entry.boundCidrs,
   };
 }
 
@@ -88,6 +116,12 @@ export function tokenLookupData(entry: TokenEntry, id: string, now = Date.now())
     renewable: entry.renewable,
     ttl,
     type: entry.type,
+    ...(entry.role ? { role: entry.role } : {}),
+    ...(entry.period > 0 ? { period: entry.period } : {}),
+    ...(entry.boundCidrs.length > 0 ? { bound_cidrs: entry.boundCidrs } : {}),
+    ...(entry.lastRenewal !== null
+      ? { last_renewal: formatRFC3339Nano(entry.lastRenewal), last_renewal_time: Math.floor(entry.lastRenewal / 1000) }
+      : {}),
   };
 }
 

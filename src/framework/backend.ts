@@ -19,6 +19,8 @@ export interface AuthContext {
   displayName: string;
   entityId: string;
   tokenType: 'service' | 'batch';
+  /** CIDR blocks the token may be used from (empty: anywhere). */
+  boundCidrs: string[];
 }
 
 /** Effective TTL settings of the mount that serves the request (seconds). */
@@ -44,8 +46,10 @@ export interface LogicalRequest {
   auth: AuthContext | null;
   clientIP: string;
   headers: Record<string, string>;
-  /** Raw client token: only present where a backend needs it (token self-operations, cubbyhole). */
+  /** Raw client token: only present where a backend needs it (token self-operations). */
   clientToken?: string;
+  /** The caller holds root or sudo on this path (handler-level sudo checks, e.g. token creation). */
+  sudo?: boolean;
 }
 
 export interface LeaseInfo {

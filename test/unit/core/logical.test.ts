@@ -5,7 +5,7 @@ import type { AuthContext, Backend } from '../../../src/framework/backend';
 import { badRequest, CofferError } from '../../../src/framework/errors';
 import { MemoryStorage, StorageTransaction } from '../../../src/framework/storage';
 
-const root: AuthContext = { accessor: 'a', policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service' };
+const root: AuthContext = { accessor: 'a', policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service', boundCidrs: [] };
 const mount: MountContext = {
   mountPoint: 'toy/',
   mountType: 'toy',
@@ -61,7 +61,7 @@ async function run(w: WireRequest, base = new MemoryStorage(), seen: Authorizati
   const response = await dispatch(backend, w, mount, new StorageTransaction(base), {
     authorize: (req) => {
       seen.push(req);
-      rootOnlyAuthorizer.authorize(req);
+      return rootOnlyAuthorizer.authorize(req);
     },
     // Exercise the existence checks: pretend the caller may not do both.
     grantsCreateAndUpdate: () => false,

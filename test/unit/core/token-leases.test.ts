@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TokenLeaseCache, type LeaseReply } from '../../../src/core/token-leases';
 import type { AuthContext } from '../../../src/framework/backend';
 
-const auth = (accessor: string): AuthContext => ({ accessor, policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service' });
+const auth = (accessor: string): AuthContext => ({ accessor, policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service', boundCidrs: [] });
 const ok = (accessor: string, until: number, expireTime: number | null = null): LeaseReply => ({
   status: 'ok',
   grant: { auth: auth(accessor), until, expireTime },
@@ -10,10 +10,22 @@ const ok = (accessor: string, until: number, expireTime: number | null = null): 
 
 function counting(reply: () => LeaseReply | Promise<LeaseReply>) {
   const calls: string[] = [];
-  const cache = new TokenLeaseCache(async (token) => {
-    calls.push(token);
-    return reply();
-  });
+  const leases = new TokenLeaseCache();
+  const cache = {
+    resolve: async (token: string, now = Date.now()) =>
+      (
+        await leases.resolve(
+          token,
+          async () => {
+            calls.push(token);
+            return reply();
+          },
+          now,
+        )
+      )?.auth ?? null,
+    forgetAccessor: (a: string) => leases.forgetAccessor(a),
+    clear: () => leases.clear(),
+  };
   return { cache, calls };
 }
 
@@ -69,6 +81,13 @@ describe('TokenLeaseCache', () => {
     cache.forgetAccessor('acc'); // the shard revoked the token while the lease was on its way
     release(ok('acc', 1_000_000));
     expect(await pending).toBeNull();
+  });
+
+  it('does not keep a grant that is valid only now (use-limited tokens)', async () => {
+    const { cache, calls } = counting(() => ok('acc', 5));
+    expect((await cache.resolve('t', 5))?.accessor).toBe('acc');
+    await cache.resolve('t', 5);
+    expect(calls).toHaveLength(2);
   });
 
   it('clear() drops every lease', async () => {

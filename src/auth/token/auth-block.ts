@@ -1,0 +1,20 @@
+// The `auth` block of a response that hands out or renews a token (reference §1.7).
+import type { TokenEntry } from '../../core/tokens';
+
+/** `ttl` is what was just granted (creation or renewal), in seconds. */
+export function authBlock(token: string, entry: TokenEntry, ttl: number): Record<string, unknown> {
+  return {
+    client_token: token,
+    accessor: entry.accessor,
+    policies: entry.policies,
+    token_policies: entry.policies,
+    metadata: entry.meta,
+    lease_duration: ttl,
+    renewable: entry.renewable,
+    entity_id: entry.entityId,
+    token_type: entry.type,
+    orphan: entry.orphan,
+    mfa_requirement: null,
+    num_uses: entry.numUses,
+  };
+}

@@ -1,0 +1,38 @@
+// What the token backend's handlers need from the token store around them. The shard that serves
+// the request implements it, reaching other shards (a token's shard is a function of the token).
+import type { TokenRole } from '../../core/token-roles';
+import type { TokenEntry } from '../../core/tokens';
+import type { LogicalRequest } from '../../framework/backend';
+
+export interface TokenMountConfig {
+  defaultLeaseTTL: number;
+  maxLeaseTTL: number;
+  /** default-service, default-batch, service or batch (the auth/token tune has none: default-service). */
+  tokenType: string;
+}
+
+export interface Caller {
+  token: string;
+  entry: TokenEntry;
+}
+
+export interface TokenOps {
+  /** The token that made the request (validated already), with its entry. */
+  caller(req: LogicalRequest): Promise<Caller | null>;
+  mountConfig(): Promise<TokenMountConfig>;
+  /** Stores a new token (service: on its shard, linked under its parent; batch: encoded) and returns it. */
+  issue(entry: Omit<TokenEntry, 'accessor'>, id: string): Promise<{ token: string; entry: TokenEntry }>;
+  /** Entry of any token (service or batch), or null when unknown or expired. */
+  lookup(token: string): Promise<TokenEntry | null>;
+  lookupAccessor(accessor: string): Promise<TokenEntry | null>;
+  revokeToken(token: string): Promise<void>;
+  revokeAccessor(accessor: string): Promise<void>;
+  revokeOrphan(token: string): Promise<void>;
+  renewAccessor(accessor: string, increment: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }>;
+  role(name: string): Promise<TokenRole | null>;
+  putRole(role: TokenRole): Promise<void>;
+  deleteRole(name: string): Promise<void>;
+  roles(): Promise<string[]>;
+  accessors(): Promise<string[]>;
+  tidy(): Promise<void>;
+}

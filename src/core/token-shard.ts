@@ -1,0 +1,279 @@
+// One token-store shard's logic: storing, finding, renewing, using and revoking tokens, and the
+// leases that let other objects trust a token without asking each time. A token's children may
+// live on any shard (a token's shard is a function of the token), so tree operations go through
+// `peer(shard)`, which is this shard itself or an RPC stub. No lock is held across a peer call:
+// revocation first deletes the token (so it can neither be used nor gain children), leaves a
+// `revoking/` marker, then walks children and leases; the shard's alarm resumes unfinished walks.
+
+import { getJSON, putJSON, type Storage } from '../framework/storage';
+import { badRequest } from '../framework/errors';
+import { Mutex } from './mutex';
+import { DEFAULT_LEASE_MS, type LeaseReply } from './token-leases';
+import { renewTTL } from './token-rules';
+import { TokenStore } from './token-store';
+import { authContextFor, shardFor, type TokenEntry } from './tokens';
+
+const HOLDERS = 'holders/';
+const REVOKING = 'revoking/';
+
+interface HolderRecord {
+  until: number;
+}
+
+/** What a shard asks of other shards (the same methods it serves itself). */
+export interface PeerShard {
+  storeToken(token: string, entry: TokenEntry): Promise<void>;
+  addChild(parentAccessor: string, childAccessor: string): Promise<boolean>;
+  removeChild(parentAccessor: string, childAccessor: string): Promise<void>;
+  revokeAccessor(accessor: string): Promise<void>;
+  orphanAccessor(accessor: string): Promise<void>;
+}
+
+export interface ShardPorts {
+  shard: number;
+  shards: number;
+  peer(shard: number): PeerShard;
+  /** Tells a lease holder (a mount object) to forget an accessor. */
+  notifyHolder(holder: string, accessor: string): Promise<void>;
+  /** Revokes the secret leases a token owns (issued by engines to it). */
+  revokeTokenLeases(accessor: string): Promise<void>;
+  /** Schedules the shard's alarm no later than `at` (unix ms). */
+  wakeAt(at: number): Promise<void>;
+  leaseMs?: number;
+}
+
+export class TokenShard {
+  readonly tokens: TokenStore;
+  private readonly recorded = new Map<string, number>();
+  /** Serialises read-modify-write of one token (uses, renewals); never held across a peer call. */
+  private readonly rmw = new Mutex();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly ports: ShardPorts,
+  ) {
+    this.tokens = new TokenStore(storage, ports.shards);
+  }
+
+  reset(): void {
+    this.tokens.reset();
+    this.recorded.clear();
+  }
+
+  private peerFor(accessorOrToken: string): PeerShard {
+    return this.ports.peer(shardFor(accessorOrToken, this.ports.shards));
+  }
+
+  // ---- leases ----
+
+  /**
+   * Validates a token for `holder`. A use-limited token is used up by one here, and its grant is
+   * not reusable (until = now); anything else is granted for the lease time, holder recorded first.
+   */
+  async lease(token: string, holder: string, now = Date.now()): Promise<LeaseReply> {
+    const stored = await this.tokens.lookup(token, now);
+    if (!stored) return { status: 'invalid' };
+    const { entry } = stored;
+    if (entry.numUses > 0) {
+      return (await this.use(token, now)) ? { status: 'ok', grant: { auth: authContextFor(entry), expireTime: entry.expireTime, until: now } } : { status: 'invalid' };
+    }
+    return this.grant(entry, holder, now);
+  }
+
+  /** Validity of a parent, for holders checking a batch token's parent. */
+  async leaseAccessor(accessor: string, holder: string, now = Date.now()): Promise<LeaseReply> {
+    const stored = await this.tokens.byAccessor(accessor);
+    if (!stored || (stored.entry.expireTime !== null && stored.entry.expireTime <= now)) return { status: 'invalid' };
+    return this.grant(stored.entry, holder, now);
+  }
+
+  private async grant(entry: TokenEntry, holder: string, now: number): Promise<LeaseReply> {
+    const leaseMs = this.ports.leaseMs ?? DEFAULT_LEASE_MS;
+    const until = entry.expireTime === null ? now + leaseMs : Math.min(now + leaseMs, entry.expireTime);
+    const key = `${HOLDERS}${entry.accessor}/${holder}`;
+    // Record the holder before handing out the lease; rewrite only when the lease outgrows the record.
+    if ((this.recorded.get(key) ?? 0) < until) {
+      const recordUntil = until + leaseMs;
+      await putJSON(this.storage, key, { until: recordUntil } satisfies HolderRecord);
+      this.recorded.set(key, recordUntil);
+    }
+    return { status: 'ok', grant: { auth: authContextFor(entry), expireTime: entry.expireTime, until } };
+  }
+
+  /** Tells each holder of an accessor to forget it; returns false if some could not be reached. */
+  private async invalidateHolders(accessor: string, now = Date.now()): Promise<boolean> {
+    const prefix = `${HOLDERS}${accessor}/`;
+    let ok = true;
+    for (const holder of await this.storage.list(prefix)) {
+      const key = prefix + holder;
+      const record = await getJSON<HolderRecord>(this.storage, key);
+      try {
+        if (record && record.until > now) await this.ports.notifyHolder(holder, accessor);
+        await this.storage.delete(key);
+        this.recorded.delete(key);
+      } catch (e) {
+        console.error(`lease holder ${holder} unreachable while revoking ${accessor}; will retry`, e);
+        ok = false;
+      }
+    }
+    return ok;
+  }
+
+  // ---- uses ----
+
+  /**
+   * Consumes one use of a use-limited token; false when none is left. The last use revokes the
+   * token (the request that spent it still proceeds).
+   */
+  async use(token: string, now = Date.now()): Promise<boolean> {
+    const last = await this.rmw.run(async () => {
+      const stored = await this.tokens.lookup(token, now);
+      if (!stored || stored.entry.numUses <= 0) return null;
+      const { entry } = stored;
+      if (entry.numUses > 1) await this.tokens.update(stored.hash, { ...entry, numUses: entry.numUses - 1 }, entry);
+      return entry.numUses === 1 ? entry : false;
+    });
+    if (last === null) return false;
+    if (last) await this.revokeAccessor(last.accessor);
+    return true;
+  }
+
+  // ---- creation ----
+
+  /** Stores a token created on another shard (or this one). */
+  async storeToken(token: string, entry: TokenEntry): Promise<void> {
+    await this.tokens.put(token, entry);
+    if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
+  }
+
+  /** Records a child under a live parent; false when the parent is gone (being revoked). */
+  async addChild(parentAccessor: string, childAccessor: string): Promise<boolean> {
+    if (!(await this.tokens.byAccessor(parentAccessor))) return false;
+    await this.tokens.addChild(parentAccessor, childAccessor);
+    return true;
+  }
+
+  async removeChild(parentAccessor: string, childAccessor: string): Promise<void> {
+    await this.tokens.removeChild(parentAccessor, childAccessor);
+  }
+
+  /**
+   * Stores a new service token wherever it belongs and links it under its parent. If the parent
+   * is revoked meanwhile, the new token is revoked too, so no child outlives its parent.
+   */
+  async create(token: string, entry: TokenEntry): Promise<void> {
+    // The parent is the caller, whose token lives on this shard.
+    if (entry.parent && !(await this.addChild(entry.parent, entry.accessor))) throw badRequest('parent token was revoked');
+    await this.peerFor(token).storeToken(token, entry);
+    if (entry.parent && !(await this.tokens.byAccessor(entry.parent))) {
+      await this.peerFor(entry.accessor).revokeAccessor(entry.accessor);
+      throw badRequest('parent token was revoked');
+    }
+  }
+
+  // ---- revocation ----
+
+  /** Revokes a token and every descendant, wherever they live. Idempotent and resumable. */
+  async revokeAccessor(accessor: string): Promise<void> {
+    const stored = await this.tokens.byAccessor(accessor);
+    const markerKey = `${REVOKING}${accessor}`;
+    let parent = '';
+    if (stored) {
+      parent = stored.entry.parent;
+      await putJSON(this.storage, markerKey, { parent });
+      await this.tokens.remove(stored);
+    } else {
+      const marker = await getJSON<{ parent: string }>(this.storage, markerKey);
+      if (!marker) return;
+      parent = marker.parent;
+    }
+    let complete = await this.invalidateHolders(accessor);
+    for (const child of await this.tokens.children(accessor)) {
+      try {
+        await this.peerFor(child).revokeAccessor(child);
+        await this.tokens.removeChild(accessor, child);
+      } catch (e) {
+        console.error(`could not revoke child ${child} of ${accessor}; will retry`, e);
+        complete = false;
+      }
+    }
+    try {
+      await this.ports.revokeTokenLeases(accessor);
+    } catch (e) {
+      console.error(`could not revoke the leases of ${accessor}; will retry`, e);
+      complete = false;
+    }
+    if (!complete) {
+      await this.ports.wakeAt(Date.now() + 5_000);
+      return;
+    }
+    await this.storage.delete(markerKey);
+    if (parent) await this.peerFor(parent).removeChild(parent, accessor).catch(() => undefined);
+  }
+
+  async revokeToken(token: string): Promise<boolean> {
+    const stored = await this.tokens.lookup(token);
+    if (!stored) return false;
+    await this.revokeAccessor(stored.entry.accessor);
+    return true;
+  }
+
+  /** Turns a token into an orphan (its parent is being revoked without its children). */
+  async orphanAccessor(accessor: string): Promise<void> {
+    const stored = await this.tokens.byAccessor(accessor);
+    if (!stored) return;
+    await this.tokens.update(stored.hash, { ...stored.entry, orphan: true, parent: '' }, stored.entry);
+  }
+
+  /** revoke-orphan: revokes the token alone; its children become orphans. */
+  async revokeOrphan(token: string): Promise<boolean> {
+    const stored = await this.tokens.lookup(token);
+    if (!stored) return false;
+    const { entry } = stored;
+    await this.tokens.remove(stored);
+    await this.invalidateHolders(entry.accessor);
+    for (const child of await this.tokens.children(entry.accessor)) {
+      await this.peerFor(child).orphanAccessor(child);
+      await this.tokens.removeChild(entry.accessor, child);
+    }
+    await this.ports.revokeTokenLeases(entry.accessor);
+    if (entry.parent) await this.peerFor(entry.parent).removeChild(entry.parent, entry.accessor).catch(() => undefined);
+    return true;
+  }
+
+  // ---- renewal ----
+
+  async renewAccessor(accessor: string, increment: number, mountMaxTTL: number, now = Date.now()): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
+    const renewed = await this.rmw.run(async () => {
+      const stored = await this.tokens.byAccessor(accessor);
+      if (!stored || (stored.entry.expireTime !== null && stored.entry.expireTime <= now)) throw badRequest('invalid token');
+      const { entry } = stored;
+      if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
+      if (!entry.renewable || entry.expireTime === null) throw badRequest('lease is not renewable');
+      const { ttl, warnings } = renewTTL(entry, increment, mountMaxTTL, now);
+      const next: TokenEntry = { ...entry, expireTime: now + ttl * 1000, lastRenewal: now };
+      await this.tokens.update(stored.hash, next, entry);
+      return { entry: next, ttl, warnings };
+    });
+    await this.ports.wakeAt(renewed.entry.expireTime!);
+    return renewed;
+  }
+
+  // ---- timers ----
+
+  /** Revokes expired tokens and resumes unfinished revocations; returns when to run next. */
+  async tick(now = Date.now()): Promise<number | null> {
+    for (const { hash, key } of await this.tokens.expired(now)) {
+      const stored = await this.tokens.byHash(hash);
+      if (stored) await this.revokeAccessor(stored.entry.accessor);
+      await this.storage.delete(key);
+    }
+    for (const accessor of await this.storage.list(REVOKING)) await this.revokeAccessor(accessor);
+    for (const dir of await this.storage.list(HOLDERS)) {
+      const accessor = dir.replace(/\/$/, '');
+      // Holders of live tokens hold current leases; holders of gone ones still need telling.
+      if (!(await this.tokens.byAccessor(accessor))) await this.invalidateHolders(accessor, now);
+    }
+    return this.tokens.nextExpiry();
+  }
+}
