@@ -11,7 +11,7 @@ export default defineConfig({
       wrangler: { configPath: './wrangler.toml' },
       miniflare: {
         // More than one shard, so tests cover tokens living on different shards.
-        bindings: { SEAL_KEY: TEST_SEAL_KEY, TOKEN_SHARDS: '3' },
+        bindings: { SEAL_KEY: TEST_SEAL_KEY, TOKEN_SHARDS: '3', COFFER_TEST_ENGINES: '1' },
       },
     }),
   ],

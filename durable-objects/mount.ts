@@ -1,21 +1,25 @@
 // MountObject: one per mount. Hosts the mount's backend over barrier storage in its own SQLite
 // database and serialises the mount's writes (KV cas, rotations, serial numbers need no locks).
 // It validates the caller's token itself, under a lease from the token's shard, so a request
-// costs the Worker one call.
+// costs the Worker one call; and it keeps the leases of the secrets its engine issues, driving
+// their expiry and retried revocation from its alarm.
 
 import { DurableObject } from 'cloudflare:workers';
+import { authorizerFor } from '../src/core/acl-authorizer';
+import { AclCache } from '../src/core/acl-cache';
 import { BarrierStorage } from '../src/core/barrier';
-import { dispatch, isUnauthenticatedPath, relativePath, rootOnlyAuthorizer, type MountContext, type WireRequest } from '../src/core/logical';
+import { LeaseManager, leaseData } from '../src/core/leases';
+import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/core/logical';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
+import { Mutex } from '../src/core/mutex';
 import { TokenValidator } from '../src/core/token-validator';
 import { shardFor } from '../src/core/tokens';
-import { Mutex } from '../src/core/mutex';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
-import type { AuthContext, Backend } from '../src/framework/backend';
-import { invalidToken, permissionDenied } from '../src/framework/errors';
-import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
+import type { AuthContext, Backend, LogicalResponse } from '../src/framework/backend';
+import { badRequest, invalidToken, permissionDenied } from '../src/framework/errors';
+import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
@@ -25,14 +29,22 @@ const ENTRY_KEY = 'core/mount-entry';
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */
 const LOGICAL_PREFIX = 'logical/';
 
+interface Hosted {
+  entry: MountEntry;
+  backend: Backend;
+  context: MountContext;
+  leases: LeaseManager;
+}
+
 export class MountObject extends DurableObject<Env> {
   private readonly keyring: RemoteKeyring;
   private readonly physical: SqlPhysical;
   private readonly barrier: BarrierStorage;
   private readonly writes = new Mutex();
   private readonly validator: TokenValidator;
+  private readonly acls: AclCache;
   private entry: MountEntry | null | undefined;
-  private backend: { entry: MountEntry; backend: Backend; context: MountContext } | null = null;
+  private hosted: Hosted | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -40,12 +52,16 @@ export class MountObject extends DurableObject<Env> {
     this.physical = new SqlPhysical(ctx.storage);
     this.barrier = new BarrierStorage(this.physical, this.keyring, maxEntrySize(env));
     const holder = async () => (await this.loadEntry())?.uuid ?? '';
-    const shardOf = (s: string) => tokenShardStub(env, shardFor(s, tokenShardCount(env)));
     this.validator = new TokenValidator({
       keys: this.keyring,
-      leaseToken: async (token) => shardOf(token).lease(token, await holder()),
-      leaseAccessor: async (accessor) => shardOf(accessor).leaseAccessor(accessor, await holder()),
+      leaseToken: async (token) => this.shardOf(token).lease(token, await holder()),
+      leaseAccessor: async (accessor) => this.shardOf(accessor).leaseAccessor(accessor, await holder()),
     });
+    this.acls = new AclCache((names) => systemStub(env).policyTexts(names));
+  }
+
+  private shardOf(tokenOrAccessor: string) {
+    return tokenShardStub(this.env, shardFor(tokenOrAccessor, tokenShardCount(this.env)));
   }
 
   private async loadEntry(): Promise<MountEntry | null> {
@@ -53,22 +69,84 @@ export class MountObject extends DurableObject<Env> {
     return this.entry;
   }
 
+  /** The backend, mount context and lease manager for the current entry. */
+  private host(entry: MountEntry): Hosted {
+    if (this.hosted?.entry !== entry) {
+      const type = backendType(entry.type);
+      if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
+      const backend = type.create(entry.options);
+      const mountPoint = routePrefix(entry);
+      this.hosted = {
+        entry,
+        backend,
+        context: {
+          mountPoint,
+          mountType: entry.type,
+          mountAccessor: entry.accessor,
+          mountConfig: effectiveTTLs(entry.config),
+          mountOptions: entry.options ?? {},
+        },
+        leases: new LeaseManager(this.barrier, mountPoint, {
+          secretType: (name) => backend.secretTypes?.[name],
+          engineStorage: () => new PrefixedStorage(this.barrier, LOGICAL_PREFIX),
+          registerToken: (accessor) => this.shardOf(accessor).registerLeaseHolder(accessor, entry.uuid),
+          wakeAt: (at) => this.wakeAt(at),
+        }),
+      };
+    }
+    return this.hosted;
+  }
+
+  private async hostedNow(): Promise<Hosted> {
+    const entry = await this.loadEntry();
+    if (!entry) throw badRequest('mount not found');
+    return this.host(entry);
+  }
+
+  private async wakeAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  override async alarm(): Promise<void> {
+    const entry = await this.loadEntry().catch(() => null);
+    if (!entry) return;
+    const next = await this.writes.run(() => this.host(entry).leases.tick());
+    if (next !== null) await this.wakeAt(next);
+  }
+
   /** Called by the SystemObject when the mount is enabled, tuned or moved. */
   async provision(entry: MountEntry): Promise<void> {
     await this.writes.run(async () => {
+      const previous = await this.loadEntry();
       await putJSON(this.barrier, ENTRY_KEY, entry);
       this.entry = entry;
+      // A moved mount's leases carry the new path in their ids, as in Vault.
+      if (previous && routePrefix(previous) !== routePrefix(entry)) await this.host(entry).leases.rebase(routePrefix(previous));
     });
   }
 
-  /** Called when the mount is disabled: erase every row and the alarm (deleteAll keeps alarms). */
+  /**
+   * First step of disabling the mount: revoke every lease through the engine. Returns an error
+   * message when some could not be revoked (the disable then stops, and the mount stays).
+   */
+  async revokeAllLeases(): Promise<string | null> {
+    return this.writes.run(async () => {
+      const entry = await this.loadEntry();
+      if (!entry) return null;
+      const { failed } = await this.host(entry).leases.revokePrefix(routePrefix(entry), false);
+      return failed.length > 0 ? `failed to revoke ${failed.length} lease(s) under ${routePrefix(entry)}; the mount was not disabled` : null;
+    });
+  }
+
+  /** Last step of disabling the mount: erase every row and the alarm (deleteAll keeps alarms). */
   async destroy(): Promise<void> {
     await this.writes.run(async () => {
       await this.ctx.storage.deleteAlarm();
       await this.ctx.storage.deleteAll();
       this.physical.createSchema();
       this.entry = null;
-      this.backend = null;
+      this.hosted = null;
     });
   }
 
@@ -77,6 +155,12 @@ export class MountObject extends DurableObject<Env> {
     this.keyring.drop();
     this.entry = undefined;
     this.validator.leases.clear();
+    this.acls.clear();
+  }
+
+  /** Called by the SystemObject when a policy changed: compiled ACLs are stale. */
+  async policiesChanged(): Promise<void> {
+    this.acls.clear();
   }
 
   /** Called by a token's shard when the token was revoked. */
@@ -84,25 +168,69 @@ export class MountObject extends DurableObject<Env> {
     this.validator.leases.forgetAccessor(accessor);
   }
 
-  /** The backend and mount context for the current entry; rebuilt when provisioning replaces it. */
-  private backendFor(entry: MountEntry): { backend: Backend; context: MountContext } {
-    if (this.backend?.entry !== entry) {
-      const type = backendType(entry.type);
-      if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
-      this.backend = {
-        entry,
-        backend: type.create(entry.options),
-        context: {
-          mountPoint: routePrefix(entry),
-          mountType: entry.type,
-          mountAccessor: entry.accessor,
-          mountConfig: effectiveTTLs(entry.config),
-          mountOptions: entry.options ?? {},
-        },
-      };
-    }
-    return this.backend;
+  // ---- leases (called by the SystemObject for sys/leases/*, and by token shards) ----
+
+  private leaseCall(fn: (h: Hosted) => Promise<LogicalResponse>): Promise<WireResult> {
+    return this.writes.run(async () => {
+      try {
+        return { kind: 'ok', response: await fn(await this.hostedNow()) };
+      } catch (e) {
+        return errorResult(e);
+      }
+    });
   }
+
+  leaseLookup(id: string): Promise<WireResult> {
+    return this.leaseCall(async (h) => ({ data: leaseData(await h.leases.lookup(id)) }));
+  }
+
+  leaseRenew(id: string, increment: number): Promise<WireResult> {
+    return this.leaseCall(async (h) => {
+      const lease = await h.leases.renew(id, increment, h.context.mountConfig.maxLeaseTTL);
+      await this.wakeAt(lease.expireTime);
+      return { leaseId: lease.id, lease: { ttl: Math.round((lease.expireTime - Date.now()) / 1000), renewable: lease.renewable } };
+    });
+  }
+
+  leaseRevoke(id: string, force: boolean): Promise<WireResult> {
+    return this.leaseCall(async (h) => {
+      await h.leases.revoke(id, force);
+      return {};
+    });
+  }
+
+  leaseRevokePrefix(prefix: string, force: boolean): Promise<WireResult> {
+    return this.leaseCall(async (h) => {
+      const { failed } = await h.leases.revokePrefix(prefix, force);
+      if (failed.length > 0) throw badRequest(`failed to revoke ${failed.length} lease(s) (will retry): ${failed.slice(0, 5).join(', ')}`);
+      return {};
+    });
+  }
+
+  leaseList(prefix: string): Promise<WireResult> {
+    return this.leaseCall(async (h) => ({ data: { keys: await h.leases.list(prefix) } }));
+  }
+
+  leaseIrrevocable(): Promise<WireResult> {
+    return this.leaseCall(async (h) => ({
+      data: { leases: (await h.leases.irrevocable()).map((l) => ({ lease_id: l.id, error: l.revoking?.lastError ?? '' })) },
+    }));
+  }
+
+  /** A token was revoked or expired: end the leases issued to it. Throws so the shard retries. */
+  async revokeTokenLeases(accessor: string): Promise<void> {
+    await this.writes.run(async () => {
+      const entry = await this.loadEntry();
+      if (entry) await this.host(entry).leases.revokeToken(accessor);
+    });
+  }
+
+  /** sys/leases/tidy: expire what is due and retry failed revocations now. */
+  async leaseTidy(): Promise<void> {
+    await this.alarm();
+  }
+
+  // ---- requests ----
 
   /**
    * Serves one request. `prefix` and `revision` are what the Worker routed by: if the mount has
@@ -112,7 +240,8 @@ export class MountObject extends DurableObject<Env> {
     try {
       const entry = await this.loadEntry();
       if (!entry) return { kind: 'gone' };
-      const { backend, context } = this.backendFor(entry);
+      const hosted = this.host(entry);
+      const { backend, context } = hosted;
       if (context.mountPoint !== prefix || (entry.revision ?? 0) !== revision) return { kind: 'gone' };
       let auth: AuthContext | null = null;
       if (token) {
@@ -123,8 +252,20 @@ export class MountObject extends DurableObject<Env> {
         }
       }
       wire.auth = auth;
-      const run = () => dispatch(backend, wire, context, prefixedTransaction(this.barrier.transaction(), LOGICAL_PREFIX), rootOnlyAuthorizer);
-      const readOnly = wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help';
+      const authorizer = await authorizerFor(this.acls, auth, wire.wrapTTL);
+      const run = () => {
+        const tx = this.barrier.transaction();
+        return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, async (response) => {
+          if (!response.secret) return;
+          // The lease is written in the same transaction as whatever the handler wrote.
+          const lease = await hosted.leases.create(tx, wire.path, response.secret, auth?.accessor ?? '', context.mountConfig);
+          response.leaseId = lease.id;
+          response.lease = { ttl: Math.round((lease.expireTime - lease.issueTime) / 1000), renewable: lease.renewable };
+          delete response.secret;
+          await this.wakeAt(lease.expireTime);
+        });
+      };
+      const readOnly = (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !backend.secretTypes;
       const response = readOnly ? await run() : await this.writes.run(run);
       return { kind: 'ok', response };
     } catch (e) {

@@ -3,20 +3,24 @@
 // retrying from its alarm until each one has heard.
 
 import { DurableObject } from 'cloudflare:workers';
-import { dispatch, relativePath, rootOnlyAuthorizer, type WireRequest } from '../src/core/logical';
+import { dispatch, relativePath, type WireRequest } from '../src/core/logical';
 import { MountService } from '../src/core/mount-service';
-import { effectiveTTLs, type RouteEntry } from '../src/core/mounts';
+import { effectiveTTLs, findRoute, type RouteEntry } from '../src/core/mounts';
+import type { LeaseOp } from '../src/sys/leases';
 import type { KeyringWire } from '../src/core/keyring';
 import { sealFromSecret, type Seal } from '../src/core/seal';
 import { SystemCore } from '../src/core/system-core';
+import { authorizerFor } from '../src/core/acl-authorizer';
+import { AclCache } from '../src/core/acl-cache';
+import { PolicyStore } from '../src/core/policy-store';
 import type { TokenMountConfig } from '../src/auth/token/ops';
 import { shardFor } from '../src/core/tokens';
 import { errorResult, type WireResult } from '../src/core/wire';
 import { fromUtf8, utf8 } from '../src/crypto/encoding';
 import { tokenShardCount, type Env } from '../src/env';
-import { matchesSpecialPath, type Backend } from '../src/framework/backend';
-import { sealedError } from '../src/framework/errors';
-import { backendType } from '../src/registry';
+import { matchesSpecialPath, type AuthContext, type Backend, type LogicalResponse } from '../src/framework/backend';
+import { badRequest, CofferError, sealedError } from '../src/framework/errors';
+import { availableType, backendType } from '../src/registry';
 import { systemBackend } from '../src/sys';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { Mutex } from '../src/core/mutex';
@@ -24,14 +28,17 @@ import { SqlPhysical } from './sqlite-physical';
 import { mountStub, tokenShardStub } from './stubs';
 
 /**
- * Objects still to be told to drop their keys: raw (not behind the barrier), because the list must
- * be readable after the seal. It holds only object names, nothing secret.
+ * Objects still to be notified (drop keys, drop policies): raw (not behind the barrier), because
+ * the list must be readable after the seal. It holds only object names, nothing secret.
  */
 const PENDING_DROPS_KEY = 'core/pending-key-drops';
 const RETRY_MS = 1000;
 
 /** An object to notify: a token shard by number, or a mount by uuid. */
 type Target = { shard: number } | { mount: string };
+/** What to tell it: drop cached keys (seal, rotation), or drop compiled policies. */
+type Message = 'dropKeys' | 'policiesChanged';
+type Pending = Target & { message: Message };
 
 export class SystemObject extends DurableObject<Env> {
   private readonly physical: SqlPhysical;
@@ -63,10 +70,54 @@ export class SystemObject extends DurableObject<Env> {
     );
     this.mounts = new MountService(this.core.barrier, {
       provision: (entry) => mountStub(env, entry.uuid).provision(entry),
+      revokeLeases: (entry) => mountStub(env, entry.uuid).revokeAllLeases(),
       destroy: (entry) => mountStub(env, entry.uuid).destroy(),
-      typeInfo: backendType,
+      typeInfo: (type) => availableType(type, env.COFFER_TEST_ENGINES === '1'),
     });
-    this.backend = systemBackend({ core: this.core, mounts: this.mounts, sealCluster: () => this.sealCluster() });
+    this.policies = new PolicyStore(this.core.barrier);
+    this.acls = new AclCache((names) => this.policies.texts(names));
+    this.backend = systemBackend({
+      core: this.core,
+      mounts: this.mounts,
+      sealCluster: () => this.sealCluster(),
+      leaseCall: (op) => this.leaseCall(op),
+      policies: this.policies,
+      policiesChanged: () => this.policiesChanged(),
+      tokenPolicies: (ref) => this.tokenPolicies(ref),
+      capabilities: async (policies, paths) => {
+        const acl = await this.acls.aclFor({ policies, root: policies.includes('root') } as AuthContext);
+        return Object.fromEntries(paths.map((p) => [p.replace(/^\//, ''), acl.capabilities(p.replace(/^\//, ''))]));
+      },
+      sudoOn: async (auth, path) => {
+        if (!auth) return false;
+        return (await this.acls.aclFor(auth)).check({ operation: 'update', path, data: {}, wrapTTL: 0 }).sudo;
+      },
+      canSee: async (auth, prefix) => (auth ? (await this.acls.aclFor(auth)).hasAccessUnder(prefix) : false),
+    });
+  }
+
+  private readonly policies: PolicyStore;
+  private readonly acls: AclCache;
+
+  /** Policy texts for the other objects' ACL caches; null while sealed. */
+  async policyTexts(names: string[]): Promise<Record<string, string | null> | null> {
+    if (await this.core.isSealed()) return null;
+    return this.policies.texts(names);
+  }
+
+  private async policiesChanged(): Promise<void> {
+    this.acls.clear();
+    await this.notify(await this.everyObject(), 'policiesChanged');
+  }
+
+  private async tokenPolicies(ref: { token: string } | { accessor: string }): Promise<string[] | null> {
+    const n = tokenShardCount(this.env);
+    if ('token' in ref) {
+      if (!ref.token) return null;
+      return (await tokenShardStub(this.env, shardFor(ref.token, n)).resolve(ref.token)).auth?.policies ?? null;
+    }
+    if (!ref.accessor) return null;
+    return (await tokenShardStub(this.env, shardFor(ref.accessor, n)).lookupAccessor(ref.accessor))?.policies ?? null;
   }
 
   async handle(wire: WireRequest): Promise<WireResult> {
@@ -79,7 +130,7 @@ export class SystemObject extends DurableObject<Env> {
           wire,
           { mountPoint: 'sys/', mountType: 'system', mountAccessor: '', mountConfig: effectiveTTLs({ default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }), mountOptions: {} },
           this.core.barrier.transaction(),
-          rootOnlyAuthorizer,
+          await authorizerFor(this.acls, wire.auth, wire.wrapTTL),
         );
         return { kind: 'ok', response };
       } catch (e) {
@@ -112,29 +163,76 @@ export class SystemObject extends DurableObject<Env> {
     return this.mounts.routes();
   }
 
+  // ---- leases live with the mounts that issued them ----
+  private async leaseCall(op: LeaseOp): Promise<LogicalResponse> {
+    const routes = await this.mounts.routes();
+    const objects = routes.filter((r) => backendType(r.type)?.ownObject);
+    const unwrap = (r: WireResult): LogicalResponse => {
+      if (r.kind === 'ok') return r.response;
+      if (r.kind === 'error') throw new CofferError(r.status, r.errors, r.extra);
+      throw badRequest('invalid lease');
+    };
+    if (op.op === 'irrevocable') {
+      const all = await Promise.all(objects.map(async (r) => unwrap(await mountStub(this.env, r.uuid).leaseIrrevocable()).data?.leases as unknown[]));
+      const leases = all.flat();
+      return { data: { leases, lease_count: leases.length } };
+    }
+    if (op.op === 'tidy') {
+      await Promise.all(objects.map((r) => mountStub(this.env, r.uuid).leaseTidy()));
+      return {};
+    }
+    const target = op.op === 'revoke-prefix' || op.op === 'list' ? op.prefix : op.id;
+    const route = findRoute(objects, target);
+    if (!route) {
+      if (op.op === 'revoke-prefix') return {};
+      if (op.op === 'list') return { data: { keys: [] } };
+      throw badRequest('invalid lease');
+    }
+    const stub = mountStub(this.env, route.uuid);
+    switch (op.op) {
+      case 'lookup':
+        return unwrap(await stub.leaseLookup(op.id));
+      case 'renew':
+        return unwrap(await stub.leaseRenew(op.id, op.increment));
+      case 'revoke':
+        return unwrap(await stub.leaseRevoke(op.id, op.force));
+      case 'revoke-prefix':
+        return unwrap(await stub.leaseRevokePrefix(op.prefix, op.force));
+      case 'list':
+        return unwrap(await stub.leaseList(op.prefix));
+    }
+  }
+
   // ---- telling the other objects to drop their keys ----
-  private pendingDrops(): Target[] {
+  private pendingNotices(): Pending[] {
     const raw = this.physical.get(PENDING_DROPS_KEY);
-    return raw ? (JSON.parse(fromUtf8(raw)) as Target[]) : [];
+    return raw ? (JSON.parse(fromUtf8(raw)) as Pending[]) : [];
   }
 
   /** Notifies every target; the ones that fail stay pending and are retried from the alarm. */
-  private async dropKeys(targets: Target[]): Promise<void> {
-    const all = [...this.pendingDrops(), ...targets];
+  private async notify(targets: Target[], message: Message | null): Promise<void> {
+    const all = [...this.pendingNotices(), ...(message ? targets.map((t) => ({ ...t, message })) : [])];
     this.physical.apply([{ key: PENDING_DROPS_KEY, value: utf8(JSON.stringify(all)) }]);
     const results = await Promise.allSettled(
-      all.map((t) => ('shard' in t ? tokenShardStub(this.env, t.shard) : mountStub(this.env, t.mount)).dropKeys()),
+      all.map((t) => {
+        const stub = 'shard' in t ? tokenShardStub(this.env, t.shard) : mountStub(this.env, t.mount);
+        return t.message === 'policiesChanged' ? stub.policiesChanged() : stub.dropKeys();
+      }),
     );
     const failed = all.filter((_, i) => results[i].status === 'rejected');
     this.physical.apply([{ key: PENDING_DROPS_KEY, value: failed.length ? utf8(JSON.stringify(failed)) : null }]);
     if (failed.length > 0) {
-      console.error(`${failed.length} object(s) could not be told to drop their keys; retrying`);
+      console.error(`${failed.length} object(s) could not be notified; retrying`);
       await this.ctx.storage.setAlarm(Date.now() + RETRY_MS);
     }
   }
 
+  private dropKeys(targets: Target[]): Promise<void> {
+    return this.notify(targets, 'dropKeys');
+  }
+
   override async alarm(): Promise<void> {
-    await this.dropKeys([]);
+    await this.notify([], null);
   }
 
   private async everyObject(): Promise<Target[]> {

@@ -6,10 +6,12 @@
 import { DurableObject } from 'cloudflare:workers';
 import { tokenBackend } from '../src/auth/token';
 import type { Caller, TokenMountConfig, TokenOps } from '../src/auth/token/ops';
+import { authorizerFor } from '../src/core/acl-authorizer';
+import { AclCache } from '../src/core/acl-cache';
 import { BarrierStorage } from '../src/core/barrier';
 import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
 import { allowedByCIDRs } from '../src/core/cidr';
-import { dispatch, rootOnlyAuthorizer, type WireRequest } from '../src/core/logical';
+import { dispatch, type WireRequest } from '../src/core/logical';
 import type { LeaseReply } from '../src/core/token-leases';
 import type { TokenRole } from '../src/core/token-roles';
 import { TokenShard, type PeerShard } from '../src/core/token-shard';
@@ -40,6 +42,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly shardNo: number;
   private readonly shards: number;
   private mountConfigCache: { config: TokenMountConfig; at: number } | null = null;
+  private readonly acls: AclCache;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -47,12 +50,13 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     this.barrier = new BarrierStorage(new SqlPhysical(ctx.storage), this.keyring);
     this.shards = tokenShardCount(env);
     this.shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0;
+    this.acls = new AclCache((names) => systemStub(env).policyTexts(names));
     this.shard = new TokenShard(this.barrier, {
       shard: this.shardNo,
       shards: this.shards,
       peer: (n) => this.peer(n),
       notifyHolder: (holder, accessor) => this.notifyHolder(holder, accessor),
-      revokeTokenLeases: async () => undefined,
+      revokeTokenLeases: (accessor) => this.revokeTokenLeases(accessor),
       wakeAt: (at) => this.wakeAt(at),
       leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
     });
@@ -94,6 +98,11 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     this.keyring.drop();
     this.shard.reset();
     this.mountConfigCache = null;
+    this.acls.clear();
+  }
+
+  async policiesChanged(): Promise<void> {
+    this.acls.clear();
   }
 
   async createRoot(token: string): Promise<void> {
@@ -162,6 +171,20 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   }
   async tidy(): Promise<void> {
     await this.shard.tick();
+  }
+
+  // ---- secret leases owned by tokens (held by mount objects) ----
+
+  /** A mount recorded leases issued to this token; its revocation must reach that mount. */
+  async registerLeaseHolder(accessor: string, mountUuid: string): Promise<void> {
+    await this.barrier.put(`token-leases/${accessor}/${mountUuid}`, new Uint8Array(0));
+  }
+
+  private async revokeTokenLeases(accessor: string): Promise<void> {
+    for (const uuid of await this.barrier.list(`token-leases/${accessor}/`)) {
+      await mountStub(this.env, uuid).revokeTokenLeases(accessor);
+      await this.barrier.delete(`token-leases/${accessor}/${uuid}`);
+    }
   }
 
   // ---- token roles live on shard 0 ----
@@ -248,10 +271,11 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     try {
       if (!(await this.unsealed())) return { kind: 'error', status: 503, errors: ['Vault is sealed'] };
       const caller = token ? await this.callerOf(token, wire.clientIP) : null;
+      const auth = caller ? authContextFor(caller.entry) : null;
       const config = await this.mountConfig();
       const response = await dispatch(
         tokenBackend(this.ops(caller)),
-        { ...wire, auth: caller ? authContextFor(caller.entry) : null },
+        { ...wire, auth },
         {
           mountPoint: prefix,
           mountType: 'token',
@@ -260,7 +284,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
           mountOptions: {},
         },
         prefixedTransaction(this.barrier.transaction(), 'logical/'),
-        rootOnlyAuthorizer,
+        await authorizerFor(this.acls, auth, wire.wrapTTL),
       );
       return { kind: 'ok', response };
     } catch (e) {

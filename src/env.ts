@@ -20,6 +20,8 @@ export interface Env {
   MAX_JSON_OBJECT_ENTRIES?: string;
   MAX_JSON_ARRAY_ELEMENTS?: string;
   MAX_JSON_STRING_LENGTH?: string;
+  /** "1" makes test-only engines (coffer-test-leases) mountable. Never set in production. */
+  COFFER_TEST_ENGINES?: string;
 }
 
 export function intVar(value: string | undefined, fallback: number, min = 1): number {

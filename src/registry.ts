@@ -5,6 +5,7 @@ import type { Backend } from './framework/backend';
 import { TOKEN_UNAUTHENTICATED_PATHS } from './auth/token';
 import { cubbyholeBackend } from './engines/cubbyhole';
 import { kvBackend, validateKvOptions } from './engines/kv';
+import { testLeasesBackend } from './engines/test-leases';
 import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
 
 export type Host = 'system' | 'token' | 'mount';
@@ -15,6 +16,8 @@ export interface BackendType extends MountTypeInfo {
   unauthenticatedPaths: string[];
   /** For host 'mount': builds the backend for a mount's options. */
   create?(options: Record<string, string> | null): Backend;
+  /** Mountable only when the Worker runs with COFFER_TEST_ENGINES=1. */
+  testOnly?: boolean;
 }
 
 /** Identity arrives with the auth core; until then its mount answers "unsupported path". */
@@ -35,8 +38,24 @@ const TYPES: BackendType[] = [
     validateOptions: validateKvOptions,
   },
   { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false, unauthenticatedPaths: TOKEN_UNAUTHENTICATED_PATHS },
+  {
+    type: 'coffer-test-leases',
+    table: 'mounts',
+    host: 'mount',
+    mountable: true,
+    ownObject: true,
+    unauthenticatedPaths: [],
+    create: testLeasesBackend,
+    testOnly: true,
+  },
 ];
 
 const BY_TYPE = new Map(TYPES.map((t) => [t.type, t]));
 
 export const backendType = (type: string): BackendType | undefined => BY_TYPE.get(type);
+
+/** The types this deployment offers (test-only ones only when enabled). */
+export function availableType(type: string, testEngines: boolean): BackendType | undefined {
+  const info = BY_TYPE.get(type);
+  return info?.testOnly && !testEngines ? undefined : info;
+}

@@ -28,6 +28,8 @@ export interface WireRequest {
   clientIP: string;
   headers: Record<string, string>;
   clientToken?: string;
+  /** Requested response-wrapping TTL (seconds; 0 = none): policies may demand bounds on it. */
+  wrapTTL: number;
 }
 
 export interface MountContext {
@@ -57,16 +59,12 @@ export interface Authorizer {
   grantsCreateAndUpdate(req: Omit<AuthorizationRequest, 'capability'>): boolean;
 }
 
-/**
- * Until the ACL engine lands every protected path needs a root token. Unauthenticated paths
- * never reach the authorizer.
- */
-export const rootOnlyAuthorizer: Authorizer = {
-  authorize: ({ auth }) => {
-    if (!auth || !auth.root) throw permissionDenied();
-    return { sudo: true };
+/** For requests without a token: every protected path is refused (unauthenticated ones never get here). */
+export const anonymousAuthorizer: Authorizer = {
+  authorize: () => {
+    throw permissionDenied();
   },
-  grantsCreateAndUpdate: ({ auth }) => auth?.root === true,
+  grantsCreateAndUpdate: () => false,
 };
 
 export function relativePath(fullPath: string, mountPoint: string): string {
@@ -85,6 +83,8 @@ export async function dispatch(
   mount: MountContext,
   storage: Transaction,
   authorizer: Authorizer,
+  /** Runs after the handler, inside the request's transaction (e.g. to record a lease). */
+  beforeCommit?: (response: LogicalResponse, req: LogicalRequest) => Promise<void>,
 ): Promise<LogicalResponse> {
   const relPath = relativePath(wire.path, mount.mountPoint);
   const match = matchPath(backend, relPath);
@@ -134,6 +134,7 @@ export async function dispatch(
   if (!handler) throw unsupportedOperation();
 
   const response = (await handler(req, fields)) ?? {};
+  if (beforeCommit) await beforeCommit(response, req);
   await storage.commit();
 
   const unknown = def.arbitraryData ? [] : fields.unknownFields().filter((k) => !(k in params));

@@ -48,6 +48,8 @@ export interface MountTypeInfo {
 export interface MountServicePorts {
   /** Prepares the mount's Durable Object with its entry (idempotent). */
   provision(entry: MountEntry): Promise<void>;
+  /** Revokes every lease the mount issued; a message when some could not be (the disable stops). */
+  revokeLeases(entry: MountEntry): Promise<string | null>;
   /** Erases the mount's Durable Object: data and alarm. */
   destroy(entry: MountEntry): Promise<void>;
   typeInfo(type: string): MountTypeInfo | undefined;
@@ -262,10 +264,14 @@ export class MountService {
     if (table === 'mounts' && PROTECTED_SECRET_PATHS.includes(path)) throw badRequest(`cannot unmount "${path}"`);
     const removed = await this.lock.run(async () => (await this.load())[table].find((e) => e.path === path) ?? null);
     if (!removed) return;
+    const ownObject = this.ports.typeInfo(removed.type)?.ownObject;
+    // Leases first (Vault revokes a mount's leases on unmount): if that fails, nothing changes.
+    const failure = ownObject ? await this.ports.revokeLeases(removed) : null;
+    if (failure) throw badRequest(failure);
     await this.mutate(async (t) => {
       t[table] = t[table].filter((e) => e.uuid !== removed.uuid);
     });
-    if (this.ports.typeInfo(removed.type)?.ownObject) await this.ports.destroy(removed);
+    if (ownObject) await this.ports.destroy(removed);
   }
 
   async tune(table: MountTable, rawPath: string, raw: Record<string, unknown>): Promise<string[]> {

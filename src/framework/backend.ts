@@ -57,11 +57,42 @@ export interface LeaseInfo {
   renewable: boolean;
 }
 
+/** A secret that must be revoked when its lease ends (dynamic credentials). */
+export interface IssuedSecret {
+  /** Names the backend's secret type whose revoke/renew handlers apply. */
+  type: string;
+  /** Requested TTL in seconds (0: the mount's default), capped by the mount's max. */
+  ttl: number;
+  renewable: boolean;
+  /** What the revoke handler needs later (never returned to the client). */
+  internal: Record<string, unknown>;
+}
+
+/** A lease as a secret type's handlers see it. */
+export interface LeaseView {
+  id: string;
+  path: string;
+  internal: Record<string, unknown>;
+  issueTime: number;
+  expireTime: number;
+}
+
+export interface SecretType {
+  /** Ends the secret (e.g. deletes the credential). Throwing keeps the lease and retries later. */
+  revoke(lease: LeaseView, storage: Storage): Promise<void>;
+  /** Extends the secret; may shorten the TTL it is given. Absent: renewal just extends the lease. */
+  renew?(lease: LeaseView, ttl: number, storage: Storage): Promise<number | void>;
+}
+
 export interface LogicalResponse {
   data?: Record<string, unknown> | null;
   warnings?: string[];
   /** Non-leased secrets with a TTL hint (KV v1 reads) surface it as lease_duration. */
   lease?: LeaseInfo;
+  /** A leased secret: the mount records a lease and answers with its id. */
+  secret?: IssuedSecret;
+  /** Set by the mount when it recorded a lease for `secret`. */
+  leaseId?: string;
   auth?: Record<string, unknown> | null;
   /**
    * A raw response: sent with this status and, if body is set, this JSON body verbatim
@@ -98,6 +129,8 @@ export interface Backend {
   unauthenticatedPaths?: string[];
   /** Mount-relative paths (Vault globs) that need sudo in addition to the operation's capability. */
   sudoPaths?: string[];
+  /** Secret types this backend issues leases for, by name. */
+  secretTypes?: Record<string, SecretType>;
 }
 
 /** Vault's special-path globs: exact, or prefix when ending in '*'. */

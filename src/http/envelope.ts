@@ -34,11 +34,11 @@ export interface EnvelopeContext {
 export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Response {
   if (resp.raw) return jsonResponse(resp.raw.status, resp.raw.body, ctx.head);
   const warnings = resp.warnings && resp.warnings.length > 0 ? resp.warnings : null;
-  const empty = !resp.data && !resp.auth && !warnings && !resp.lease;
+  const empty = !resp.data && !resp.auth && !warnings && !resp.lease && !resp.leaseId;
   if (empty && !resp.status) return jsonResponse(204, undefined);
   const body: Record<string, unknown> = {
     request_id: ctx.requestId,
-    lease_id: '',
+    lease_id: resp.leaseId ?? '',
     renewable: resp.lease?.renewable ?? false,
     lease_duration: resp.lease?.ttl ?? 0,
     data: resp.data ?? null,

@@ -76,7 +76,7 @@ function passthroughHeaders(route: RouteEntry, headers: Headers): Record<string,
 }
 
 function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, headers: Record<string, string> = {}): WireRequest {
-  return { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers };
+  return { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers, wrapTTL: p.wrapTTL };
 }
 
 async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {

@@ -1,10 +1,26 @@
 // What the system backend's handlers operate on (implemented by the SystemObject).
 import type { MountService } from '../core/mount-service';
+import type { PolicyStore } from '../core/policy-store';
 import type { SystemCore } from '../core/system-core';
+import type { AuthContext, LogicalResponse } from '../framework/backend';
+import type { LeaseOp } from './leases';
 
 export interface SystemServices {
   core: SystemCore;
   mounts: MountService;
   /** Seals the whole cluster: the seal state, then every object's cached keys. */
   sealCluster(): Promise<void>;
+  /** Runs a lease operation at the mount that issued the lease (throws its error). */
+  leaseCall(op: LeaseOp): Promise<LogicalResponse>;
+  policies: PolicyStore;
+  /** Tells every object that policies changed (their compiled ACLs are stale). */
+  policiesChanged(): Promise<void>;
+  /** The policies of a token (by token or accessor), or null when it is not valid. */
+  tokenPolicies(ref: { token: string } | { accessor: string }): Promise<string[] | null>;
+  /** Capabilities of a policy set on each path (sys/capabilities). */
+  capabilities(policies: string[], paths: string[]): Promise<Record<string, string[]>>;
+  /** Whether the caller holds sudo on a path (for endpoints open to key holders too). */
+  sudoOn(auth: AuthContext | null, path: string): Promise<boolean>;
+  /** Whether the caller may use something under a mount (sys/internal/ui/mounts). */
+  canSee(auth: AuthContext | null, prefix: string): Promise<boolean>;
 }

@@ -1,7 +1,9 @@
 // The system backend (mounted at sys/).
 import type { Backend } from '../framework/backend';
 import type { SystemServices } from './context';
+import { leasePaths } from './leases';
 import { mountPaths } from './mounts';
+import { capabilityPaths, policyPaths } from './policies';
 import { sealPaths } from './seal';
 import { SYS_SUDO_PATHS, SYS_UNAUTHENTICATED_PATHS } from './special-paths';
 import { uiMountPaths } from './ui-mounts';
@@ -9,7 +11,14 @@ import { uiMountPaths } from './ui-mounts';
 export function systemBackend(services: SystemServices): Backend {
   return {
     type: 'system',
-    paths: [...sealPaths(services), ...mountPaths(services), ...uiMountPaths(services)],
+    paths: [
+      ...sealPaths(services),
+      ...mountPaths(services),
+      ...policyPaths(services),
+      ...capabilityPaths(services),
+      ...leasePaths(services),
+      ...uiMountPaths(services),
+    ],
     unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,
     sudoPaths: SYS_SUDO_PATHS,
   };

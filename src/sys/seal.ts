@@ -151,18 +151,18 @@ export function sealPaths(s: SystemServices): PathDef[] {
       summary: 'Start, read or cancel a root token generation attempt.',
       operations: {
         read: async () => ({ raw: { status: 200, body: await s.core.generateRootGet() } }),
-        // A root token authorises the attempt; ACL-based sudo checks arrive with the policy engine.
+        // A token with sudo on this path authorises the attempt (or a recovery key share does).
         update: async (req, f) => ({
           raw: {
             status: 200,
             body: await s.core.generateRootStart(
               { otp: f.get<string>('otp'), pgp_key: f.get<string>('pgp_key'), key: f.get<string>('key') || undefined },
-              req.auth?.root === true,
+              await s.sudoOn(req.auth, 'sys/generate-root/attempt'),
             ),
           },
         }),
         delete: async (req, f) => {
-          await s.core.generateRootCancel(req.auth?.root === true, f.get<string>('key') || undefined);
+          await s.core.generateRootCancel(await s.sudoOn(req.auth, 'sys/generate-root/attempt'), f.get<string>('key') || undefined);
           return { raw: { status: 204 } };
         },
       },

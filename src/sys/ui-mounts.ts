@@ -1,13 +1,10 @@
 // sys/internal/ui/mounts: the mount listing the vault CLI and UI use to find KV versions.
 // Unauthenticated, but a token (when sent) widens what is shown.
 
-import { mountInfo, routePrefix, type MountEntry } from '../core/mounts';
-import type { AuthContext, PathDef } from '../framework/backend';
+import { mountInfo, routePrefix } from '../core/mounts';
+import type { PathDef } from '../framework/backend';
 import { CofferError } from '../framework/errors';
 import type { SystemServices } from './context';
-
-/** Until the ACL engine lands only root tokens have capabilities anywhere. */
-const canSeeMount = (auth: AuthContext | null, _entry: MountEntry): boolean => auth?.root === true;
 
 export function uiMountPaths(s: SystemServices): PathDef[] {
   return [
@@ -23,7 +20,7 @@ export function uiMountPaths(s: SystemServices): PathDef[] {
             ['auth', auth],
           ] as const) {
             for (const e of await s.mounts.list(table)) {
-              if (canSeeMount(req.auth, e)) out[e.path] = mountInfo(e);
+              if (await s.canSee(req.auth, routePrefix(e))) out[e.path] = mountInfo(e);
               else if (e.config.listing_visibility === 'unauth') {
                 out[e.path] = { type: e.type, description: e.description, options: e.options };
               }
@@ -44,7 +41,7 @@ export function uiMountPaths(s: SystemServices): PathDef[] {
             .map((e) => ({ e, prefix: routePrefix(e) }))
             .sort((a, b) => b.prefix.length - a.prefix.length);
           const hit = entries.find(({ prefix }) => path.startsWith(prefix) || path === prefix.slice(0, -1));
-          if (!hit || !canSeeMount(req.auth, hit.e)) {
+          if (!hit || !(await s.canSee(req.auth, hit.prefix))) {
             throw new CofferError(403, [
               `preflight capability check returned 403, please ensure client's policies grant access to path "${path.replace(/\/?$/, '/')}"`,
             ]);

@@ -243,7 +243,7 @@ describe('disabling', () => {
   it('a mount object answers "gone" to a route that is out of date', async () => {
     const uuid = (await get('sys/mounts/team/kv')).body.data.uuid;
     const stub = env.MOUNTS.get(env.MOUNTS.idFromName(uuid));
-    const wire = (path: string) => ({ id: 'x', operation: 'read' as const, path, data: {}, auth: null, clientIP: '127.0.0.1', headers: {} });
+    const wire = (path: string) => ({ id: 'x', operation: 'read' as const, path, data: {}, auth: null, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0 });
     const { revision } = (await env.SYSTEM.get(env.SYSTEM.idFromName('system')).routes())!.find((r) => r.uuid === uuid)!;
     // Another prefix (the mount moved), then an older revision (the mount was tuned since).
     expect(await stub.handle('other/', revision, wire('other/x'), c.root)).toEqual({ kind: 'gone' });

@@ -140,6 +140,22 @@ export class ACL {
     return caps.sort();
   }
 
+  /**
+   * Whether some rule grants something (not deny) at or under `prefix` — how the UI's mount
+   * listing decides which mounts a token may see. Globs count when their literal part and the
+   * prefix overlap.
+   */
+  hasAccessUnder(prefix: string): boolean {
+    if (this.root) return true;
+    const grants = (p: Permissions) => p.capabilities.size > 0 && !p.capabilities.has('deny');
+    for (const [pattern, perms] of this.exact) if (pattern.startsWith(prefix) && grants(perms)) return true;
+    for (const { compiled, perms } of this.globs) {
+      const literal = compiled.pattern.slice(0, Math.max(0, compiled.firstWildcard));
+      if ((literal.startsWith(prefix) || prefix.startsWith(literal)) && grants(perms)) return true;
+    }
+    return false;
+  }
+
   check(req: AclRequest): AclResult {
     if (this.root) return { allowed: true, sudo: true };
     const match = this.find(req.path, req.operation === 'list');

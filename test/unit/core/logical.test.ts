@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { dispatch, rootOnlyAuthorizer, type AuthorizationRequest, type MountContext, type WireRequest } from '../../../src/core/logical';
+import { dispatch, type AuthorizationRequest, type Authorizer, type MountContext, type WireRequest } from '../../../src/core/logical';
+import { permissionDenied } from '../../../src/framework/errors';
 import { utf8 } from '../../../src/crypto/encoding';
 import type { AuthContext, Backend } from '../../../src/framework/backend';
 import { badRequest, CofferError } from '../../../src/framework/errors';
@@ -12,6 +13,15 @@ const mount: MountContext = {
   mountAccessor: 'toy_1',
   mountConfig: { defaultLeaseTTL: 60, maxLeaseTTL: 120 },
   mountOptions: {},
+};
+
+/** Root passes everything; anyone else nothing. */
+const rootOnlyAuthorizer: Authorizer = {
+  authorize: ({ auth }) => {
+    if (!auth?.root) throw permissionDenied();
+    return { sudo: true };
+  },
+  grantsCreateAndUpdate: ({ auth }) => auth?.root === true,
 };
 
 const calls: string[] = [];
@@ -54,7 +64,7 @@ const backend: Backend = {
 };
 
 function wire(operation: WireRequest['operation'], path: string, data: Record<string, unknown> = {}, auth: AuthContext | null = root): WireRequest {
-  return { id: 'r', operation, path: `toy/${path}`, data, auth, clientIP: '127.0.0.1', headers: {} };
+  return { id: 'r', operation, path: `toy/${path}`, data, auth, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0 };
 }
 
 async function run(w: WireRequest, base = new MemoryStorage(), seen: AuthorizationRequest[] = []) {
