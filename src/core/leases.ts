@@ -20,6 +20,8 @@ export interface LeaseRecord {
   accessor: string;
   issueTime: number;
   expireTime: number;
+  /** The TTL last granted (seconds); a renewal without an increment asks for it again. */
+  ttl?: number;
   lastRenewal: number | null;
   renewable: boolean;
   /** Set once revocation began; the lease is then only retried, never served. */
@@ -88,6 +90,7 @@ export class LeaseManager {
       accessor,
       issueTime: now,
       expireTime: now + ttl * 1000,
+      ttl,
       lastRenewal: null,
       renewable: secret.renewable,
     };
@@ -120,10 +123,12 @@ export class LeaseManager {
     if (lease.revoking || lease.expireTime <= now) throw badRequest('lease expired or is being revoked');
     if (!lease.renewable) throw badRequest('lease is not renewable');
     const remaining = Math.floor((lease.issueTime + maxLeaseTTL * 1000 - now) / 1000);
-    let ttl = Math.min(increment > 0 ? increment : Math.floor((lease.expireTime - lease.issueTime) / 1000), remaining);
+    const previous = lease.ttl ?? Math.floor((lease.expireTime - lease.issueTime) / 1000);
+    let ttl = Math.min(increment > 0 ? increment : previous, remaining);
     const granted = await this.ports.secretType(lease.secretType)?.renew?.(this.view(lease), ttl, this.ports.engineStorage());
     if (typeof granted === 'number') ttl = Math.min(ttl, granted);
-    const next: LeaseRecord = { ...lease, expireTime: now + Math.max(0, ttl) * 1000, lastRenewal: now };
+    ttl = Math.max(0, ttl);
+    const next: LeaseRecord = { ...lease, expireTime: now + ttl * 1000, ttl, lastRenewal: now };
     await this.write(lease, next);
     return next;
   }

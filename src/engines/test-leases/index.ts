@@ -31,7 +31,7 @@ export function testLeasesBackend(): Backend {
     secretTypes: { creds },
     paths: [
       {
-        pattern: 'creds/(?<name>\\w+)',
+        pattern: 'creds/(?<name>[\\w-]+)',
         fields: {
           name: { type: 'string', description: 'Name of the credential.' },
           ttl: { type: 'duration', description: 'Lease TTL.' },
