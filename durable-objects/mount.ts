@@ -23,11 +23,13 @@ import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/f
 import { backendType } from '../src/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
-import { systemStub, tokenShardStub } from './stubs';
+import { systemStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
 
 const ENTRY_KEY = 'core/mount-entry';
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */
 const LOGICAL_PREFIX = 'logical/';
+/** Markers of tokens that keep data here (cubbyhole): core/token-data/<accessor>. */
+const TOKEN_DATA = 'core/token-data/';
 
 interface Hosted {
   entry: MountEntry;
@@ -45,6 +47,8 @@ export class MountObject extends DurableObject<Env> {
   private readonly acls: AclCache;
   private entry: MountEntry | null | undefined;
   private hosted: Hosted | null = null;
+  /** Accessors known to be registered as keeping data here. */
+  private readonly tokenData = new Set<string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -217,12 +221,36 @@ export class MountObject extends DurableObject<Env> {
     }));
   }
 
-  /** A token was revoked or expired: end the leases issued to it. Throws so the shard retries. */
+  /**
+   * A token was revoked or expired: end the leases issued to it and erase what the backend keeps
+   * for it (a cubbyhole). Throws so the shard retries.
+   */
   async revokeTokenLeases(accessor: string): Promise<void> {
     await this.writes.run(async () => {
       const entry = await this.loadEntry();
-      if (entry) await this.host(entry).leases.revokeToken(accessor);
+      if (!entry) return;
+      const hosted = this.host(entry);
+      await hosted.leases.revokeToken(accessor);
+      if (hosted.backend.forgetToken) {
+        await hosted.backend.forgetToken(accessor, new PrefixedStorage(this.barrier, LOGICAL_PREFIX));
+        await this.barrier.delete(TOKEN_DATA + accessor);
+        this.tokenData.delete(accessor);
+      }
     });
+  }
+
+  /**
+   * Before a token first writes to a backend that keeps data per token, this object registers
+   * with the token's shard, so the token's revocation reaches it (and erases the data).
+   */
+  private async registerTokenData(accessor: string, uuid: string): Promise<void> {
+    if (this.tokenData.has(accessor)) return;
+    if (!(await this.barrier.get(TOKEN_DATA + accessor))) {
+      await this.shardOf(accessor).registerLeaseHolder(accessor, uuid);
+      await this.barrier.put(TOKEN_DATA + accessor, new Uint8Array(0));
+    }
+    if (this.tokenData.size >= 10_000) this.tokenData.clear();
+    this.tokenData.add(accessor);
   }
 
   /** sys/leases/tidy: expire what is due and retry failed revocations now. */
@@ -252,17 +280,21 @@ export class MountObject extends DurableObject<Env> {
         }
       }
       wire.auth = auth;
+      if (backend.forgetToken && auth?.accessor && wire.operation === 'write') await this.registerTokenData(auth.accessor, entry.uuid);
       const authorizer = await authorizerFor(this.acls, auth, wire.wrapTTL);
       const run = () => {
         const tx = this.barrier.transaction();
-        return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, async (response) => {
-          if (!response.secret) return;
-          // The lease is written in the same transaction as whatever the handler wrote.
-          const lease = await hosted.leases.create(tx, wire.path, response.secret, auth?.accessor ?? '', context.mountConfig);
-          response.leaseId = lease.id;
-          response.lease = { ttl: Math.round((lease.expireTime - lease.issueTime) / 1000), renewable: lease.renewable };
-          delete response.secret;
-          await this.wakeAt(lease.expireTime);
+        return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, {
+          beforeCommit: async (response) => {
+            if (!response.secret) return;
+            // The lease is written in the same transaction as whatever the handler wrote.
+            const lease = await hosted.leases.create(tx, wire.path, response.secret, auth?.accessor ?? '', context.mountConfig);
+            response.leaseId = lease.id;
+            response.lease = { ttl: Math.round((lease.expireTime - lease.issueTime) / 1000), renewable: lease.renewable };
+            delete response.secret;
+            await this.wakeAt(lease.expireTime);
+          },
+          wrap: wrapHook(wrapStore(this.env)),
         });
       };
       const readOnly = (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !backend.secretTypes;

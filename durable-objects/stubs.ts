@@ -1,7 +1,9 @@
 // Addressing of the cluster's Durable Objects, shared by the Worker and the objects themselves.
 import type { Env } from '../src/env';
 import { tokenShardCount } from '../src/env';
-import { tokenShardName } from '../src/core/tokens';
+import type { DispatchHooks } from '../src/core/logical';
+import { shardFor, tokenShardName } from '../src/core/tokens';
+import { wrapResponse, type WrapStore } from '../src/http/wrapping';
 
 export const SYSTEM_OBJECT_NAME = 'system';
 
@@ -26,4 +28,14 @@ export const mountStub = (env: Env, uuid: string) => stubFor(env.MOUNTS, uuid);
 
 export function allTokenShards(env: Env) {
   return Array.from({ length: tokenShardCount(env) }, (_, i) => tokenShardStub(env, i));
+}
+
+/** Where response-wrapping tokens are stored: the shard each new token belongs to. */
+export function wrapStore(env: Env): WrapStore {
+  return (token, record) => tokenShardStub(env, shardFor(token, tokenShardCount(env))).wrap(token, record);
+}
+
+/** The dispatch hook that wraps responses for requests that asked for it. */
+export function wrapHook(store: WrapStore): NonNullable<DispatchHooks['wrap']> {
+  return (response, wire, mount) => wrapResponse(response, wire, mount, store);
 }

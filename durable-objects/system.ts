@@ -24,8 +24,10 @@ import { availableType, backendType } from '../src/registry';
 import { systemBackend } from '../src/sys';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { Mutex } from '../src/core/mutex';
+import { formatRFC3339Nano } from '../src/framework/duration';
+import { storeWrapped } from '../src/http/wrapping';
 import { SqlPhysical } from './sqlite-physical';
-import { mountStub, tokenShardStub } from './stubs';
+import { mountStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
 
 /**
  * Objects still to be notified (drop keys, drop policies): raw (not behind the barrier), because
@@ -93,6 +95,15 @@ export class SystemObject extends DurableObject<Env> {
         return (await this.acls.aclFor(auth)).check({ operation: 'update', path, data: {}, wrapTTL: 0 }).sudo;
       },
       canSee: async (auth, prefix) => (auth ? (await this.acls.aclFor(auth)).hasAccessUnder(prefix) : false),
+      wrapping: {
+        unwrap: (token) => this.shardOf(token).unwrap(token),
+        peek: (token) => this.shardOf(token).peekWrapped(token),
+        store: (record) => storeWrapped(record, wrapStore(env)),
+        revoke: async (token) => {
+          await this.shardOf(token).revokeToken(token);
+        },
+        now: () => formatRFC3339Nano(Date.now()),
+      },
     });
   }
 
@@ -108,6 +119,10 @@ export class SystemObject extends DurableObject<Env> {
   private async policiesChanged(): Promise<void> {
     this.acls.clear();
     await this.notify(await this.everyObject(), 'policiesChanged');
+  }
+
+  private shardOf(token: string) {
+    return tokenShardStub(this.env, shardFor(token, tokenShardCount(this.env)));
   }
 
   private async tokenPolicies(ref: { token: string } | { accessor: string }): Promise<string[] | null> {
@@ -131,6 +146,7 @@ export class SystemObject extends DurableObject<Env> {
           { mountPoint: 'sys/', mountType: 'system', mountAccessor: '', mountConfig: effectiveTTLs({ default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }), mountOptions: {} },
           this.core.barrier.transaction(),
           await authorizerFor(this.acls, wire.auth, wire.wrapTTL),
+          { wrap: wrapHook(wrapStore(this.env)) },
         );
         return { kind: 'ok', response };
       } catch (e) {

@@ -15,6 +15,7 @@ import { dispatch, type WireRequest } from '../src/core/logical';
 import type { LeaseReply } from '../src/core/token-leases';
 import type { TokenRole } from '../src/core/token-roles';
 import { TokenShard, type PeerShard } from '../src/core/token-shard';
+import type { WrappedResponse } from '../src/core/token-store';
 import { authContextFor, BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type TokenEntry } from '../src/core/tokens';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
@@ -24,7 +25,8 @@ import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/
 import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
-import { mountStub, systemStub, tokenShardStub } from './stubs';
+import { mountStub, systemStub, tokenShardStub, wrapHook } from './stubs';
+import type { WrapStore } from '../src/http/wrapping';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */
 const mountHolder = (uuid: string) => `mount:${uuid}`;
@@ -61,6 +63,10 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
     });
   }
+
+  /** New wrapping tokens go to their own shard (possibly this one, without a round trip). */
+  private readonly wrapStore: WrapStore = (token, record) =>
+    shardFor(token, this.shards) === this.shardNo ? this.wrap(token, record) : tokenShardStub(this.env, shardFor(token, this.shards)).wrap(token, record);
 
   private peer(n: number): TokenStoreObject | DurableObjectStub<TokenStoreObject> {
     return n === this.shardNo ? this : tokenShardStub(this.env, n);
@@ -171,6 +177,36 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   }
   async tidy(): Promise<void> {
     await this.shard.tick();
+  }
+
+  // ---- response wrapping ----
+
+  /** Creates a wrapping token of this shard holding a wrapped response. */
+  async wrap(token: string, record: WrappedResponse): Promise<{ accessor: string }> {
+    if (shardFor(token, this.shards) !== this.shardNo) throw new Error('wrapping token stored on the wrong shard');
+    return this.shard.wrap(token, record);
+  }
+
+  /** Spends a wrapping token and returns what it held; null when it is not a live wrapping token (or sealed). */
+  async unwrap(token: string): Promise<WrappedResponse | null> {
+    if (!(await this.unsealed())) return null;
+    return this.shard.unwrap(token);
+  }
+
+  /** What a live wrapping token holds, without spending it (lookup, rewrap). */
+  async peekWrapped(token: string): Promise<WrappedResponse | null> {
+    if (!(await this.unsealed())) return null;
+    return (await this.shard.peekWrapped(token))?.record ?? null;
+  }
+
+  /**
+   * Resolves the token of a request that will itself spend it (sys/wrapping/unwrap, lookup): a
+   * wrapping token is not used up here; any other token is resolved as usual.
+   */
+  async resolveForUnwrap(token: string): Promise<Resolution> {
+    if (!(await this.unsealed())) return { sealed: true, auth: null };
+    const peeked = await this.shard.peekWrapped(token);
+    return peeked ? { sealed: false, auth: authContextFor(peeked.stored.entry) } : this.resolve(token);
   }
 
   // ---- secret leases owned by tokens (held by mount objects) ----
@@ -285,6 +321,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
         },
         prefixedTransaction(this.barrier.transaction(), 'logical/'),
         await authorizerFor(this.acls, auth, wire.wrapTTL),
+        { wrap: wrapHook(this.wrapStore) },
       );
       return { kind: 'ok', response };
     } catch (e) {

@@ -11,6 +11,7 @@ import {
   type MountConfigView,
   type Operation,
   type WireOperation,
+  type WrapInfo,
 } from '../framework/backend';
 import { permissionDenied, unsupportedOperation, unsupportedPath } from '../framework/errors';
 import { FieldData } from '../framework/fields';
@@ -77,14 +78,31 @@ export function isUnauthenticatedPath(backend: Backend, relPath: string): boolea
   return matchesSpecialPath(backend.unauthenticatedPaths, relPath);
 }
 
+/** What a hosting object adds around the pipeline. */
+export interface DispatchHooks {
+  /** Runs after the handler, inside the request's transaction (e.g. to record a lease). */
+  beforeCommit?: (response: LogicalResponse, req: LogicalRequest) => Promise<void>;
+  /**
+   * Wraps a committed response for a request that asked for it (X-Vault-Wrap-TTL): stores it
+   * behind a new single-use token and returns what the client gets instead.
+   */
+  wrap?: (response: LogicalResponse, wire: WireRequest, mount: MountContext) => Promise<WrapInfo>;
+}
+
+/** Vault wraps responses that carry something; empty (204) answers and raw errors are not wrapped. */
+export function wrappable(response: LogicalResponse): boolean {
+  if (response.wrapInfo) return false;
+  if (response.raw) return response.raw.status === 200 && typeof response.raw.body === 'object' && response.raw.body !== null;
+  return Boolean(response.data || response.auth || response.leaseId || (response.warnings && response.warnings.length > 0));
+}
+
 export async function dispatch(
   backend: Backend,
   wire: WireRequest,
   mount: MountContext,
   storage: Transaction,
   authorizer: Authorizer,
-  /** Runs after the handler, inside the request's transaction (e.g. to record a lease). */
-  beforeCommit?: (response: LogicalResponse, req: LogicalRequest) => Promise<void>,
+  hooks: DispatchHooks = {},
 ): Promise<LogicalResponse> {
   const relPath = relativePath(wire.path, mount.mountPoint);
   const match = matchPath(backend, relPath);
@@ -109,6 +127,7 @@ export async function dispatch(
     clientIP: wire.clientIP,
     headers: wire.headers,
     clientToken: wire.clientToken,
+    wrapTTL: wire.wrapTTL,
   };
   const fields = new FieldData(def.fields ?? {}, data);
   // Field errors are reported after authorisation, so callers without access learn nothing.
@@ -134,12 +153,13 @@ export async function dispatch(
   if (!handler) throw unsupportedOperation();
 
   const response = (await handler(req, fields)) ?? {};
-  if (beforeCommit) await beforeCommit(response, req);
+  if (hooks.beforeCommit) await hooks.beforeCommit(response, req);
   await storage.commit();
 
   const unknown = def.arbitraryData ? [] : fields.unknownFields().filter((k) => !(k in params));
   if (unknown.length > 0 && !response.raw) {
     response.warnings = [...(response.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`];
   }
+  if (wire.wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = await hooks.wrap(response, wire, mount);
   return response;
 }

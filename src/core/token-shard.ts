@@ -10,8 +10,8 @@ import { badRequest } from '../framework/errors';
 import { Mutex } from './mutex';
 import { DEFAULT_LEASE_MS, type LeaseReply } from './token-leases';
 import { renewTTL } from './token-rules';
-import { TokenStore } from './token-store';
-import { authContextFor, shardFor, type TokenEntry } from './tokens';
+import { TokenStore, type StoredToken, type WrappedResponse } from './token-store';
+import { authContextFor, isWrappingEntry, shardFor, wrappingTokenEntry, type TokenEntry } from './tokens';
 
 const HOLDERS = 'holders/';
 const REVOKING = 'revoking/';
@@ -169,6 +169,35 @@ export class TokenShard {
       await this.peerFor(entry.accessor).revokeAccessor(entry.accessor);
       throw badRequest('parent token was revoked');
     }
+  }
+
+  // ---- response wrapping ----
+
+  /** Creates a wrapping token on this shard (the token must belong here) holding `record`. */
+  async wrap(token: string, record: WrappedResponse, now = Date.now()): Promise<{ accessor: string }> {
+    const entry = wrappingTokenEntry(this.tokens.accessorFor(token), record.creationTTL, record.creationPath, now);
+    const { hash } = await this.tokens.put(token, entry);
+    await this.tokens.putWrapped(hash, record);
+    await this.ports.wakeAt(entry.expireTime!);
+    return { accessor: entry.accessor };
+  }
+
+  /** A live wrapping token and what it holds, without using it up; null for anything else. */
+  async peekWrapped(token: string, now = Date.now()): Promise<{ stored: StoredToken; record: WrappedResponse } | null> {
+    const stored = await this.tokens.lookup(token, now);
+    if (!stored || !isWrappingEntry(stored.entry)) return null;
+    const record = await this.tokens.wrapped(stored.hash);
+    return record ? { stored, record } : null;
+  }
+
+  /**
+   * Unwraps: spends the wrapping token's single use and hands back what it held. Of concurrent
+   * unwraps exactly one succeeds (uses are serialised); the others get null.
+   */
+  async unwrap(token: string, now = Date.now()): Promise<WrappedResponse | null> {
+    const peeked = await this.peekWrapped(token, now);
+    if (!peeked) return null;
+    return (await this.use(token, now)) ? peeked.record : null;
   }
 
   // ---- revocation ----

@@ -18,6 +18,18 @@ const CACHE_LIMIT = 10_000;
 /** Expiry index keys sort by time: expiry/<13-digit unix ms>/<hash>. */
 const expiryKey = (ms: number, hash: string) => `expiry/${String(ms).padStart(13, '0')}/${hash}`;
 
+/** A wrapped response and how it was made (Vault keeps these in the wrapping token's cubbyhole). */
+export interface WrappedResponse {
+  /** The original response envelope, as JSON text. */
+  response: string;
+  /** Seconds. */
+  creationTTL: number;
+  /** RFC 3339 with nanoseconds. */
+  creationTime: string;
+  creationPath: string;
+  wrappedAccessor: string;
+}
+
 export interface StoredToken {
   hash: string;
   entry: TokenEntry;
@@ -111,6 +123,7 @@ export class TokenStore {
   async remove({ hash, entry }: StoredToken): Promise<void> {
     this.forget(hash);
     await this.storage.delete(`tokens/${hash}`);
+    await this.storage.delete(`wrapped/${hash}`);
     if (entry.accessor) await this.storage.delete(`accessors/${entry.accessor}`);
     if (entry.expireTime !== null) await this.storage.delete(expiryKey(entry.expireTime, hash));
   }
@@ -172,6 +185,15 @@ export class TokenStore {
   async nextExpiry(): Promise<number | null> {
     const first = (await this.storage.list('expiry/'))[0];
     return first ? Number(first.slice(0, -1)) : null;
+  }
+
+  /** The response a wrapping token holds (kept beside the token, removed with it). */
+  async putWrapped(hash: string, record: WrappedResponse): Promise<void> {
+    await putJSON(this.storage, `wrapped/${hash}`, record);
+  }
+
+  async wrapped(hash: string): Promise<WrappedResponse | null> {
+    return getJSON<WrappedResponse>(this.storage, `wrapped/${hash}`);
   }
 
   /** Every accessor in this shard (auth/token/accessors). */

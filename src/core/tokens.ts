@@ -83,6 +83,28 @@ export function rootTokenEntry(accessor: string, now = Date.now()): TokenEntry {
   };
 }
 
+export const RESPONSE_WRAPPING_POLICY_NAME = 'response-wrapping';
+
+/**
+ * A response-wrapping token: an orphan service token with only the response-wrapping policy, one
+ * use, and the wrap TTL as both its TTL and its hard maximum.
+ */
+export function wrappingTokenEntry(accessor: string, ttl: number, creationPath: string, now = Date.now()): TokenEntry {
+  return {
+    ...rootTokenEntry(accessor, now),
+    policies: [RESPONSE_WRAPPING_POLICY_NAME],
+    path: creationPath,
+    displayName: '',
+    numUses: 1,
+    ttl,
+    explicitMaxTtl: ttl,
+    expireTime: now + ttl * 1000,
+  };
+}
+
+export const isWrappingEntry = (entry: TokenEntry): boolean =>
+  entry.policies.length === 1 && entry.policies[0] === RESPONSE_WRAPPING_POLICY_NAME && entry.numUses > 0;
+
 export function authContextFor(entry: TokenEntry): AuthContext {
   return {
     accessor: entry.accessor,

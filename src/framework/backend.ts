@@ -50,6 +50,8 @@ export interface LogicalRequest {
   clientToken?: string;
   /** The caller holds root or sudo on this path (handler-level sudo checks, e.g. token creation). */
   sudo?: boolean;
+  /** Requested response-wrapping TTL in seconds (0 = not wrapped). */
+  wrapTTL: number;
 }
 
 export interface LeaseInfo {
@@ -101,6 +103,21 @@ export interface LogicalResponse {
   raw?: { status: number; body?: unknown };
   /** Status override for an enveloped response (e.g. 404 with data). */
   status?: number;
+  /** Set when the response was wrapped: the client gets only this (Vault's wrap_info). */
+  wrapInfo?: WrapInfo;
+}
+
+/** Vault's wrap_info: the single-use token that unwraps a response, and what it was made from. */
+export interface WrapInfo {
+  token: string;
+  accessor: string;
+  /** Seconds. */
+  ttl: number;
+  /** RFC 3339 with nanoseconds. */
+  creation_time: string;
+  creation_path: string;
+  /** Accessor of the token inside the wrapped response, when it carried one. */
+  wrapped_accessor?: string;
 }
 
 export type Handler = (req: LogicalRequest, fields: FieldData) => Promise<LogicalResponse | null>;
@@ -131,6 +148,11 @@ export interface Backend {
   sudoPaths?: string[];
   /** Secret types this backend issues leases for, by name. */
   secretTypes?: Record<string, SecretType>;
+  /**
+   * For backends that keep data per token (cubbyhole): erases a token's data when the token is
+   * revoked or expires. Its presence makes the host register as the token's dependant on writes.
+   */
+  forgetToken?(accessor: string, storage: Storage): Promise<void>;
 }
 
 /** Vault's special-path globs: exact, or prefix when ending in '*'. */

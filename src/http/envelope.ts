@@ -1,7 +1,7 @@
 // Logical responses → HTTP: Vault's success envelope, 204 for empty results, raw bodies for the
 // seal endpoints, and the error envelope. Every response carries Vault's two fixed headers.
 
-import type { LogicalResponse } from '../framework/backend';
+import type { LogicalResponse, WrapInfo } from '../framework/backend';
 import { encodeJson } from './json';
 
 const BASE_HEADERS: [string, string][] = [
@@ -31,11 +31,15 @@ export interface EnvelopeContext {
   head: boolean;
 }
 
-export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Response {
-  if (resp.raw) return jsonResponse(resp.raw.status, resp.raw.body, ctx.head);
+/**
+ * The JSON body a logical response is sent as, or null for an empty (204) answer. Response
+ * wrapping stores exactly this, so an unwrap hands back what the client would have got.
+ */
+export function envelopeBody(resp: LogicalResponse, ctx: Omit<EnvelopeContext, 'head'>): Record<string, unknown> | null {
+  if (resp.wrapInfo) return wrappedBody(resp.wrapInfo);
   const warnings = resp.warnings && resp.warnings.length > 0 ? resp.warnings : null;
   const empty = !resp.data && !resp.auth && !warnings && !resp.lease && !resp.leaseId;
-  if (empty && !resp.status) return jsonResponse(204, undefined);
+  if (empty && !resp.status) return null;
   const body: Record<string, unknown> = {
     request_id: ctx.requestId,
     lease_id: resp.leaseId ?? '',
@@ -50,5 +54,26 @@ export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Resp
   if (resp.data && TOP_LEVEL_COPY.test(ctx.path.replace(/\/$/, ''))) {
     for (const [k, v] of Object.entries(resp.data)) if (!(k in body)) body[k] = v;
   }
-  return jsonResponse(resp.status ?? 200, body, ctx.head);
+  return body;
+}
+
+/** What a client gets instead of a wrapped response: only the wrap_info (Vault's request_id is ""). */
+function wrappedBody(wrapInfo: WrapInfo): Record<string, unknown> {
+  return {
+    request_id: '',
+    lease_id: '',
+    renewable: false,
+    lease_duration: 0,
+    data: null,
+    wrap_info: wrapInfo,
+    warnings: null,
+    auth: null,
+  };
+}
+
+export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Response {
+  if (resp.raw && !resp.wrapInfo) return jsonResponse(resp.raw.status, resp.raw.body, ctx.head);
+  const body = envelopeBody(resp, ctx);
+  if (body === null) return jsonResponse(204, undefined);
+  return jsonResponse(resp.wrapInfo ? 200 : (resp.status ?? 200), body, ctx.head);
 }

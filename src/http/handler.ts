@@ -15,8 +15,9 @@ import { shardFor } from '../core/tokens';
 import type { WireResult } from '../core/wire';
 import { intVar, tokenShardCount, type Env } from '../env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';
-import { CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';
+import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';
+import { INVALID_WRAPPING_TOKEN } from '../sys/wrapping';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
@@ -79,19 +80,29 @@ function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, hea
   return { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers, wrapTTL: p.wrapTTL };
 }
 
+/** sys/ paths that spend a wrapping token themselves: resolving it must not use it up first. */
+const SPENDS_WRAPPING_TOKEN = new Set(['wrapping/unwrap', 'wrapping/lookup']);
+
 async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'system';
+  const rel = relativePath(p.path, 'sys/');
+  // Unwrap and lookup act on the request's own token when the body names none.
+  const ownWrappingToken = SPENDS_WRAPPING_TOKEN.has(rel) && p.operation === 'write' && !p.data.token;
   let auth: AuthContext | null = null;
   if (p.token) {
-    const resolved = await shardOf(env, p.token).resolve(p.token);
+    const shard = shardOf(env, p.token);
+    const resolved = ownWrappingToken ? await shard.resolveForUnwrap(p.token) : await shard.resolve(p.token);
     auth = resolved.auth;
     // An unknown token is refused, except on the seal endpoints (usable without one) and while
     // sealed (the SystemObject answers 503 first).
-    if (!auth && !resolved.sealed && !matchesSpecialPath(SYS_UNAUTHENTICATED_PATHS, relativePath(p.path, 'sys/'))) {
-      throw invalidToken();
+    if (!auth && !resolved.sealed && !matchesSpecialPath(SYS_UNAUTHENTICATED_PATHS, rel)) {
+      // A spent or expired wrapping token presented to unwrap itself: say so, as a body token would.
+      throw ownWrappingToken ? badRequest(INVALID_WRAPPING_TOKEN) : invalidToken();
     }
   }
-  const result = await systemStub(env).handle(wireRequest(ctx.requestId, p, auth));
+  const wire = wireRequest(ctx.requestId, p, auth);
+  if (ownWrappingToken) wire.clientToken = p.token;
+  const result = await systemStub(env).handle(wire);
   // This isolate changed the system: its cached routes may be out of date.
   if (p.operation !== 'read' && p.operation !== 'list' && p.operation !== 'help') cachedRoutes = null;
   return resultToHttp(result, ctx);
@@ -117,7 +128,21 @@ async function missingRoute(env: Env, p: ParsedRequest): Promise<RouteEntry> {
   throw auth ? noHandler(p.path) : invalidToken();
 }
 
+/**
+ * Before sys/wrapping/unwrap existed, clients unwrapped by reading cubbyhole/response with the
+ * wrapping token; that still works. Any other token reads its own cubbyhole as usual.
+ */
+async function legacyUnwrap(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response | null> {
+  if (p.path !== 'cubbyhole/response' || p.operation !== 'read' || !p.token || p.wrapTTL > 0) return null;
+  const record = await shardOf(env, p.token).unwrap(p.token);
+  if (!record) return null;
+  ctx.mountType = 'cubbyhole';
+  return logicalToHttp({ data: { response: record.response } }, ctx);
+}
+
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
+  const unwrapped = await legacyUnwrap(env, p, ctx);
+  if (unwrapped) return unwrapped;
   for (let attempt = 0; attempt < 2; attempt++) {
     const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p));
     ctx.mountType = route.type;

@@ -2,7 +2,8 @@
 import type { MountService } from '../core/mount-service';
 import type { PolicyStore } from '../core/policy-store';
 import type { SystemCore } from '../core/system-core';
-import type { AuthContext, LogicalResponse } from '../framework/backend';
+import type { WrappedResponse } from '../core/token-store';
+import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
 import type { LeaseOp } from './leases';
 
 export interface SystemServices {
@@ -23,4 +24,18 @@ export interface SystemServices {
   sudoOn(auth: AuthContext | null, path: string): Promise<boolean>;
   /** Whether the caller may use something under a mount (sys/internal/ui/mounts). */
   canSee(auth: AuthContext | null, prefix: string): Promise<boolean>;
+  wrapping: WrappingServices;
+}
+
+/** Response-wrapping tokens at their token-store shards. */
+export interface WrappingServices {
+  /** Spends a wrapping token; what it held, or null when it is not a live wrapping token. */
+  unwrap(token: string): Promise<WrappedResponse | null>;
+  /** What a live wrapping token holds, without spending it. */
+  peek(token: string): Promise<WrappedResponse | null>;
+  /** Creates a new wrapping token for a record. */
+  store(record: WrappedResponse): Promise<WrapInfo>;
+  revoke(token: string): Promise<void>;
+  /** Now, as RFC 3339 with nanoseconds. */
+  now(): string;
 }

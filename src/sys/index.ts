@@ -7,6 +7,7 @@ import { capabilityPaths, policyPaths } from './policies';
 import { sealPaths } from './seal';
 import { SYS_SUDO_PATHS, SYS_UNAUTHENTICATED_PATHS } from './special-paths';
 import { uiMountPaths } from './ui-mounts';
+import { wrappingPaths } from './wrapping';
 
 export function systemBackend(services: SystemServices): Backend {
   return {
@@ -18,6 +19,7 @@ export function systemBackend(services: SystemServices): Backend {
       ...capabilityPaths(services),
       ...leasePaths(services),
       ...uiMountPaths(services),
+      ...wrappingPaths(services),
     ],
     unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,
     sudoPaths: SYS_SUDO_PATHS,

@@ -11,6 +11,7 @@ export const SYS_UNAUTHENTICATED_PATHS = [
   'decode-token',
   'internal/ui/mounts',
   'internal/ui/mounts/*',
+  'wrapping/lookup',
 ];
 
 /** Reachable while sealed: everything else answers 503. */

@@ -2,7 +2,7 @@
 
 import type { Backend } from '../../framework/backend';
 import { badRequest, permissionDenied } from '../../framework/errors';
-import { PrefixedStorage } from '../../framework/storage';
+import { listRecursive, PrefixedStorage } from '../../framework/storage';
 import { passthroughPaths } from '../kv/passthrough';
 
 export function cubbyholeBackend(): Backend {
@@ -16,5 +16,10 @@ export function cubbyholeBackend(): Backend {
         return new PrefixedStorage(req.storage, `${req.auth.accessor}/`);
       },
     }),
+    // A token's cubbyhole ends with the token, as in Vault.
+    forgetToken: async (accessor, storage) => {
+      const mine = new PrefixedStorage(storage, `${accessor}/`);
+      for (const key of await listRecursive(mine, '')) await mine.delete(key);
+    },
   };
 }
