@@ -73,8 +73,8 @@ async function main() {
     const before = await measureBaselines();
     const results = [];
     for (const s of SCENARIOS.filter((sc) => !process.env.BENCH_ONLY || sc.name.includes(process.env.BENCH_ONLY))) {
-      if (s.setup) await s.setup(coffer.url, token);
-      results.push({ ...(await measure(s.name, s.request(coffer.url, token))), target: s.target ?? null });
+      const context = s.setup ? await s.setup(coffer.url, token) : undefined;
+      results.push({ ...(await measure(s.name, s.request(coffer.url, token, context))), target: s.target ?? null });
     }
     const after = await measureBaselines();
     const mean = (a, b) => ({
