@@ -17,6 +17,8 @@ export default defineConfig({
   ],
   test: {
     include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+    // Real servers the Worker talks to (they must run in Node, outside workerd).
+    globalSetup: ['test/global/audit-sink.ts'],
     testTimeout: 30_000,
   },
 });

@@ -7,6 +7,11 @@
 import { DurableObject } from 'cloudflare:workers';
 import { authorizerFor } from '../src/core/acl-authorizer';
 import { AclCache } from '../src/core/acl-cache';
+import { IdentityCache } from '../src/core/identity-cache';
+import { clearNotice, identityLogin, identityViews, pendingNotice, type IdentityLoginInput, type IdentityView } from '../src/core/identity';
+import { CachedMountDirectory } from '../src/core/identity/mount-directory';
+import type { AuditBroker } from '../src/core/audit/broker';
+import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier';
 import { LeaseManager, leaseData } from '../src/core/leases';
 import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/core/logical';
@@ -18,9 +23,11 @@ import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
 import type { AuthContext, Backend, LogicalResponse } from '../src/framework/backend';
-import { badRequest, invalidToken, permissionDenied } from '../src/framework/errors';
+import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
+import { remoteAuditBroker } from './audit';
+import { IdentityClient, type IdentityLoginReply } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
 import { systemStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
@@ -45,6 +52,9 @@ export class MountObject extends DurableObject<Env> {
   private readonly writes = new Mutex();
   private readonly validator: TokenValidator;
   private readonly acls: AclCache;
+  /** Auth mounts by accessor, for the identity engine's aliases. */
+  private readonly authMounts = new CachedMountDirectory(() => systemStub(this.env).authMounts());
+  private readonly audit: AuditBroker;
   private entry: MountEntry | null | undefined;
   private hosted: Hosted | null = null;
   /** Accessors known to be registered as keeping data here. */
@@ -61,7 +71,9 @@ export class MountObject extends DurableObject<Env> {
       leaseToken: async (token) => this.shardOf(token).lease(token, await holder()),
       leaseAccessor: async (accessor) => this.shardOf(accessor).leaseAccessor(accessor, await holder()),
     });
-    this.acls = new AclCache((names) => systemStub(env).policyTexts(names));
+    const identity = new IdentityClient(env, { self: async () => ((await this.loadEntry())?.type === 'identity' ? this : null) });
+    this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: new IdentityCache(identity.views) });
+    this.audit = remoteAuditBroker(env);
   }
 
   private shardOf(tokenOrAccessor: string) {
@@ -78,7 +90,7 @@ export class MountObject extends DurableObject<Env> {
     if (this.hosted?.entry !== entry) {
       const type = backendType(entry.type);
       if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
-      const backend = type.create(entry.options);
+      const backend = type.create(entry.options, { authMounts: this.authMounts });
       const mountPoint = routePrefix(entry);
       this.hosted = {
         entry,
@@ -115,6 +127,7 @@ export class MountObject extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     const entry = await this.loadEntry().catch(() => null);
     if (!entry) return;
+    if (entry.type === 'identity') await this.writes.run(() => this.announceIdentityChange());
     const next = await this.writes.run(() => this.host(entry).leases.tick());
     if (next !== null) await this.wakeAt(next);
   }
@@ -165,6 +178,11 @@ export class MountObject extends DurableObject<Env> {
   /** Called by the SystemObject when a policy changed: compiled ACLs are stale. */
   async policiesChanged(): Promise<void> {
     this.acls.clear();
+  }
+
+  /** Called by the SystemObject when an audit device was enabled or disabled. */
+  async auditChanged(): Promise<void> {
+    this.audit.invalidate();
   }
 
   /** Called by a token's shard when the token was revoked. */
@@ -258,6 +276,61 @@ export class MountObject extends DurableObject<Env> {
     await this.alarm();
   }
 
+  // ---- the identity mount (src/core/identity) ----
+
+  /** Entity views for other objects' ACL caches (only the identity mount's object answers); null while sealed. */
+  async identityViews(ids: string[]): Promise<Record<string, IdentityView | null> | null> {
+    try {
+      await this.identityOnly();
+      return await identityViews(new PrefixedStorage(this.barrier, LOGICAL_PREFIX), ids);
+    } catch (e) {
+      if (e instanceof CofferError && e.status === 503) return null;
+      throw e;
+    }
+  }
+
+  /** An auth method's login: the entity behind an alias (created when new), in one transaction. */
+  async identityLogin(input: IdentityLoginInput): Promise<IdentityLoginReply> {
+    return this.writes.run(async () => {
+      try {
+        await this.identityOnly();
+        const tx = this.barrier.transaction();
+        const result = await identityLogin(prefixedTransaction(tx, LOGICAL_PREFIX), input);
+        await tx.commit();
+        await this.announceIdentityChange();
+        return { ok: true, result };
+      } catch (e) {
+        const r = errorResult(e);
+        return { ok: false, status: r.kind === 'error' ? r.status : 500, errors: r.kind === 'error' ? r.errors : ['identity mount unavailable'] };
+      }
+    });
+  }
+
+  private async identityOnly(): Promise<void> {
+    if ((await this.loadEntry())?.type !== 'identity') throw new Error('this object does not host the identity mount');
+  }
+
+  /** Runs a write; on the identity mount, then passes on what it changed for existing tokens. */
+  private async thenAnnounce<T>(entry: MountEntry, write: () => Promise<T>): Promise<T> {
+    const result = await write();
+    if (entry.type === 'identity') await this.announceIdentityChange();
+    return result;
+  }
+
+  /** Tells the SystemObject about a committed identity change (retried from the alarm until it hears). */
+  private async announceIdentityChange(): Promise<void> {
+    const storage = new PrefixedStorage(this.barrier, LOGICAL_PREFIX);
+    try {
+      const nonce = await pendingNotice(storage);
+      if (!nonce) return;
+      await systemStub(this.env).identityChanged();
+      await clearNotice(storage, nonce);
+    } catch (e) {
+      console.error('could not announce an identity change; will retry', e);
+      await this.wakeAt(Date.now() + 1000);
+    }
+  }
+
   // ---- requests ----
 
   /**
@@ -265,12 +338,20 @@ export class MountObject extends DurableObject<Env> {
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
   async handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
+    let trail: AuditTrail | null = null;
     try {
       const entry = await this.loadEntry();
       if (!entry) return { kind: 'gone' };
       const hosted = this.host(entry);
       const { backend, context } = hosted;
       if (context.mountPoint !== prefix || (entry.revision ?? 0) !== revision) return { kind: 'gone' };
+      trail = new AuditTrail(this.audit, {
+        wire,
+        mount: context,
+        token,
+        nonHMACRequestKeys: entry.config.audit_non_hmac_request_keys,
+        nonHMACResponseKeys: entry.config.audit_non_hmac_response_keys,
+      });
       let auth: AuthContext | null = null;
       if (token) {
         const v = await this.validator.validate(token, wire.clientIP);
@@ -295,13 +376,14 @@ export class MountObject extends DurableObject<Env> {
             await this.wakeAt(lease.expireTime);
           },
           wrap: wrapHook(wrapStore(this.env)),
+          audit: trail?.hooks,
         });
       };
       const readOnly = (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !backend.secretTypes;
-      const response = readOnly ? await run() : await this.writes.run(run);
+      const response = readOnly ? await run() : await this.writes.run(() => this.thenAnnounce(entry, run));
       return { kind: 'ok', response };
     } catch (e) {
-      return errorResult(e);
+      return errorResult(trail ? await trail.failed(e) : e);
     }
   }
 }

@@ -25,6 +25,7 @@ function stubFor<T extends Rpc.DurableObjectBranded | undefined>(ns: DurableObje
 export const systemStub = (env: Env) => stubFor(env.SYSTEM, SYSTEM_OBJECT_NAME);
 export const tokenShardStub = (env: Env, shard: number) => stubFor(env.TOKENS, tokenShardName(shard));
 export const mountStub = (env: Env, uuid: string) => stubFor(env.MOUNTS, uuid);
+export const auditStub = (env: Env, uuid: string) => stubFor(env.AUDIT, uuid);
 
 export function allTokenShards(env: Env) {
   return Array.from({ length: tokenShardCount(env) }, (_, i) => tokenShardStub(env, i));

@@ -5,13 +5,15 @@
 import { DurableObject } from 'cloudflare:workers';
 import { dispatch, relativePath, type WireRequest } from '../src/core/logical';
 import { MountService } from '../src/core/mount-service';
-import { effectiveTTLs, findRoute, type RouteEntry } from '../src/core/mounts';
+import { effectiveTTLs, findRoute, routePrefix, type RouteEntry } from '../src/core/mounts';
 import type { LeaseOp } from '../src/sys/leases';
 import type { KeyringWire } from '../src/core/keyring';
 import { sealFromSecret, type Seal } from '../src/core/seal';
 import { SystemCore } from '../src/core/system-core';
 import { authorizerFor } from '../src/core/acl-authorizer';
 import { AclCache } from '../src/core/acl-cache';
+import { IdentityCache } from '../src/core/identity-cache';
+import type { AuthMountInfo } from '../src/core/identity';
 import { PolicyStore } from '../src/core/policy-store';
 import type { TokenMountConfig } from '../src/auth/token/ops';
 import { shardFor } from '../src/core/tokens';
@@ -22,12 +24,19 @@ import { matchesSpecialPath, type AuthContext, type Backend, type LogicalRespons
 import { badRequest, CofferError, sealedError } from '../src/framework/errors';
 import { availableType, backendType } from '../src/registry';
 import { systemBackend } from '../src/sys';
+import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { Mutex } from '../src/core/mutex';
 import { formatRFC3339Nano } from '../src/framework/duration';
 import { storeWrapped } from '../src/http/wrapping';
+import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
+import { UNAUDITED_SYS_PATHS } from '../src/core/audit/paths';
+import { AuditTable } from '../src/core/audit/table';
+import { AuditTrail } from '../src/core/audit/trail';
+import { sendToDevice } from './audit';
+import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
-import { mountStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
+import { auditStub, mountStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
 
 /**
  * Objects still to be notified (drop keys, drop policies): raw (not behind the barrier), because
@@ -38,8 +47,8 @@ const RETRY_MS = 1000;
 
 /** An object to notify: a token shard by number, or a mount by uuid. */
 type Target = { shard: number } | { mount: string };
-/** What to tell it: drop cached keys (seal, rotation), or drop compiled policies. */
-type Message = 'dropKeys' | 'policiesChanged';
+/** What to tell it: drop cached keys (seal, rotation), drop compiled policies, re-read audit devices. */
+type Message = 'dropKeys' | 'policiesChanged' | 'auditChanged';
 type Pending = Target & { message: Message };
 
 export class SystemObject extends DurableObject<Env> {
@@ -77,7 +86,16 @@ export class SystemObject extends DurableObject<Env> {
       typeInfo: (type) => availableType(type, env.COFFER_TEST_ENGINES === '1'),
     });
     this.policies = new PolicyStore(this.core.barrier);
-    this.acls = new AclCache((names) => this.policies.texts(names));
+    this.audit = new AuditTable(this.core.barrier, {
+      provision: (uuid, options) => auditStub(env, uuid).provision(uuid, options),
+      destroy: (uuid) => auditStub(env, uuid).destroy(),
+      changed: () => this.auditChanged(),
+      head: (uuid) => auditStub(env, uuid).head(),
+      hash: (uuid, input) => auditStub(env, uuid).hash(input),
+    });
+    this.auditBroker = new AuditBroker({ devices: () => this.auditDevices(), send: (device, input) => sendToDevice(env, device, input) });
+    const identity = new IdentityClient(env, { locate: () => this.identityMountUuid() });
+    this.acls = new AclCache((names) => this.policies.texts(names), { identity: new IdentityCache(identity.views) });
     this.backend = systemBackend({
       core: this.core,
       mounts: this.mounts,
@@ -86,8 +104,8 @@ export class SystemObject extends DurableObject<Env> {
       policies: this.policies,
       policiesChanged: () => this.policiesChanged(),
       tokenPolicies: (ref) => this.tokenPolicies(ref),
-      capabilities: async (policies, paths) => {
-        const acl = await this.acls.aclFor({ policies, root: policies.includes('root') } as AuthContext);
+      capabilities: async ({ policies, entityId }, paths) => {
+        const acl = await this.acls.aclFor({ policies, root: policies.includes('root'), entityId } as AuthContext);
         return Object.fromEntries(paths.map((p) => [p.replace(/^\//, ''), acl.capabilities(p.replace(/^\//, ''))]));
       },
       sudoOn: async (auth, path) => {
@@ -95,6 +113,7 @@ export class SystemObject extends DurableObject<Env> {
         return (await this.acls.aclFor(auth)).check({ operation: 'update', path, data: {}, wrapTTL: 0 }).sudo;
       },
       canSee: async (auth, prefix) => (auth ? (await this.acls.aclFor(auth)).hasAccessUnder(prefix) : false),
+      audit: this.audit,
       wrapping: {
         unwrap: (token) => this.shardOf(token).unwrap(token),
         peek: (token) => this.shardOf(token).peekWrapped(token),
@@ -109,6 +128,19 @@ export class SystemObject extends DurableObject<Env> {
 
   private readonly policies: PolicyStore;
   private readonly acls: AclCache;
+  private readonly audit: AuditTable;
+  private readonly auditBroker: AuditBroker;
+
+  /** The enabled audit devices, for every hosting object's broker; null while sealed. */
+  async auditDevices(): Promise<AuditDeviceRef[] | null> {
+    if (await this.core.isSealed()) return null;
+    return this.audit.refs();
+  }
+
+  private async auditChanged(): Promise<void> {
+    this.auditBroker.invalidate();
+    await this.notify(await this.everyObject(), 'auditChanged');
+  }
 
   /** Policy texts for the other objects' ACL caches; null while sealed. */
   async policyTexts(names: string[]): Promise<Record<string, string | null> | null> {
@@ -121,23 +153,55 @@ export class SystemObject extends DurableObject<Env> {
     await this.notify(await this.everyObject(), 'policiesChanged');
   }
 
+  /** Called by the identity mount's object after a change that existing tokens must see. */
+  async identityChanged(): Promise<void> {
+    await this.policiesChanged();
+  }
+
+  /** The identity mount's object (its uuid never changes); null while sealed. */
+  async identityMountUuid(): Promise<string | null> {
+    if (await this.core.isSealed()) return null;
+    return (await this.mounts.list('mounts')).find((e) => e.type === 'identity')?.uuid ?? null;
+  }
+
+  /** The auth mounts, for the identity engine (aliases live on auth mounts); null while sealed. */
+  async authMounts(): Promise<AuthMountInfo[] | null> {
+    if (await this.core.isSealed()) return null;
+    return (await this.mounts.list('auth')).map((e) => ({ accessor: e.accessor, path: routePrefix(e), type: e.type, local: e.local }));
+  }
+
   private shardOf(token: string) {
     return tokenShardStub(this.env, shardFor(token, tokenShardCount(this.env)));
   }
 
-  private async tokenPolicies(ref: { token: string } | { accessor: string }): Promise<string[] | null> {
+  private async tokenPolicies(ref: { token: string } | { accessor: string }): Promise<CapabilitySubject | null> {
     const n = tokenShardCount(this.env);
     if ('token' in ref) {
       if (!ref.token) return null;
-      return (await tokenShardStub(this.env, shardFor(ref.token, n)).resolve(ref.token)).auth?.policies ?? null;
+      const auth = (await tokenShardStub(this.env, shardFor(ref.token, n)).resolve(ref.token)).auth;
+      return auth ? { policies: auth.policies, entityId: auth.entityId } : null;
     }
     if (!ref.accessor) return null;
-    return (await tokenShardStub(this.env, shardFor(ref.accessor, n)).lookupAccessor(ref.accessor))?.policies ?? null;
+    const entry = await tokenShardStub(this.env, shardFor(ref.accessor, n)).lookupAccessor(ref.accessor);
+    return entry ? { policies: entry.policies, entityId: entry.entityId } : null;
+  }
+
+  /** The audit trail of a sys/ request; null for the paths Vault never audits. */
+  private sysTrail(wire: WireRequest): AuditTrail | null {
+    if (matchesSpecialPath(UNAUDITED_SYS_PATHS, relativePath(wire.path, 'sys/'))) return null;
+    return new AuditTrail(this.auditBroker, { wire, mount: { mountPoint: 'sys/', mountType: 'system', mountAccessor: '' }, token: wire.auditToken ?? '' });
+  }
+
+  /** A sys/ request the Worker refused (its token is not valid): recorded like any refusal. */
+  async auditRefusal(wire: WireRequest, status: number, errors: string[]): Promise<WireResult> {
+    const refusal = new CofferError(status, errors);
+    return errorResult((await this.sysTrail(wire)?.failed(refusal)) ?? refusal);
   }
 
   async handle(wire: WireRequest): Promise<WireResult> {
     const rel = relativePath(wire.path, 'sys/');
     const run = async (): Promise<WireResult> => {
+      const trail = this.sysTrail(wire);
       try {
         if (!matchesSpecialPath(SYS_SEALED_PATHS, rel) && (await this.core.isSealed())) throw sealedError();
         const response = await dispatch(
@@ -146,11 +210,11 @@ export class SystemObject extends DurableObject<Env> {
           { mountPoint: 'sys/', mountType: 'system', mountAccessor: '', mountConfig: effectiveTTLs({ default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }), mountOptions: {} },
           this.core.barrier.transaction(),
           await authorizerFor(this.acls, wire.auth, wire.wrapTTL),
-          { wrap: wrapHook(wrapStore(this.env)) },
+          { wrap: wrapHook(wrapStore(this.env)), audit: trail?.hooks },
         );
         return { kind: 'ok', response };
       } catch (e) {
-        return errorResult(e);
+        return errorResult(trail ? await trail.failed(e) : e);
       }
     };
     // Reads run freely; every state change is serialised (unseal progress, init, tables, ...).
@@ -170,7 +234,13 @@ export class SystemObject extends DurableObject<Env> {
   async tokenMountConfig(): Promise<TokenMountConfig> {
     const entry = await this.mounts.get('auth', 'token');
     const ttls = effectiveTTLs(entry?.config ?? { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false });
-    return { ...ttls, tokenType: entry?.config.token_type || 'default-service' };
+    return {
+      ...ttls,
+      tokenType: entry?.config.token_type || 'default-service',
+      accessor: entry?.accessor ?? '',
+      auditNonHMACRequestKeys: entry?.config.audit_non_hmac_request_keys ?? [],
+      auditNonHMACResponseKeys: entry?.config.audit_non_hmac_response_keys ?? [],
+    };
   }
 
   /** The routes the Worker caches; null while sealed. */
@@ -232,6 +302,7 @@ export class SystemObject extends DurableObject<Env> {
     const results = await Promise.allSettled(
       all.map((t) => {
         const stub = 'shard' in t ? tokenShardStub(this.env, t.shard) : mountStub(this.env, t.mount);
+        if (t.message === 'auditChanged') return stub.auditChanged();
         return t.message === 'policiesChanged' ? stub.policiesChanged() : stub.dropKeys();
       }),
     );

@@ -8,6 +8,9 @@ import { tokenBackend } from '../src/auth/token';
 import type { Caller, TokenMountConfig, TokenOps } from '../src/auth/token/ops';
 import { authorizerFor } from '../src/core/acl-authorizer';
 import { AclCache } from '../src/core/acl-cache';
+import { IdentityCache } from '../src/core/identity-cache';
+import type { AuditBroker } from '../src/core/audit/broker';
+import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier';
 import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
 import { allowedByCIDRs } from '../src/core/cidr';
@@ -23,6 +26,8 @@ import { intVar, tokenShardCount } from '../src/env';
 import type { AuthContext } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
+import { remoteAuditBroker } from './audit';
+import { IdentityClient } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
 import { mountStub, systemStub, tokenShardStub, wrapHook } from './stubs';
@@ -45,6 +50,9 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly shards: number;
   private mountConfigCache: { config: TokenMountConfig; at: number } | null = null;
   private readonly acls: AclCache;
+  private readonly identityClient: IdentityClient;
+  private readonly identity: IdentityCache;
+  private readonly audit: AuditBroker;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -52,7 +60,10 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     this.barrier = new BarrierStorage(new SqlPhysical(ctx.storage), this.keyring);
     this.shards = tokenShardCount(env);
     this.shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0;
-    this.acls = new AclCache((names) => systemStub(env).policyTexts(names));
+    this.identityClient = new IdentityClient(env);
+    this.identity = new IdentityCache(this.identityClient.views);
+    this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: this.identity });
+    this.audit = remoteAuditBroker(env);
     this.shard = new TokenShard(this.barrier, {
       shard: this.shardNo,
       shards: this.shards,
@@ -109,6 +120,11 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
 
   async policiesChanged(): Promise<void> {
     this.acls.clear();
+  }
+
+  /** An audit device was enabled or disabled. */
+  async auditChanged(): Promise<void> {
+    this.audit.invalidate();
   }
 
   async createRoot(token: string): Promise<void> {
@@ -285,6 +301,11 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       tidy: async () => {
         await Promise.all(allShards().map((s) => s.tidy()));
       },
+      identityPolicies: async (entityId) => (await this.identity.viewOf(entityId))?.policies ?? [],
+      entityForAlias: async (aliasName) => {
+        const login = await this.identityClient.login({ mountAccessor: (await this.mountConfig()).accessor ?? '', mountPath: 'auth/token/', mountType: 'token', aliasName });
+        return { entityId: login.entityId, disabled: login.disabled };
+      },
     };
   }
 
@@ -304,28 +325,31 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
 
   /** Serves auth/token/* for the caller's token (routed here by it). */
   async handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult> {
+    let trail: AuditTrail | null = null;
     try {
       if (!(await this.unsealed())) return { kind: 'error', status: 503, errors: ['Vault is sealed'] };
+      const config = await this.mountConfig();
+      const request: WireRequest = { ...wire, auth: null };
+      const mount = { mountPoint: prefix, mountType: 'token', mountAccessor: config.accessor ?? '' };
+      trail = new AuditTrail(this.audit, { wire: request, mount, token, nonHMACRequestKeys: config.auditNonHMACRequestKeys, nonHMACResponseKeys: config.auditNonHMACResponseKeys });
       const caller = token ? await this.callerOf(token, wire.clientIP) : null;
       const auth = caller ? authContextFor(caller.entry) : null;
-      const config = await this.mountConfig();
+      request.auth = auth;
       const response = await dispatch(
         tokenBackend(this.ops(caller)),
-        { ...wire, auth },
+        request,
         {
-          mountPoint: prefix,
-          mountType: 'token',
-          mountAccessor: '',
+          ...mount,
           mountConfig: { defaultLeaseTTL: config.defaultLeaseTTL, maxLeaseTTL: config.maxLeaseTTL },
           mountOptions: {},
         },
         prefixedTransaction(this.barrier.transaction(), 'logical/'),
         await authorizerFor(this.acls, auth, wire.wrapTTL),
-        { wrap: wrapHook(this.wrapStore) },
+        { wrap: wrapHook(this.wrapStore), audit: trail.hooks },
       );
       return { kind: 'ok', response };
     } catch (e) {
-      return errorResult(e);
+      return errorResult(trail ? await trail.failed(e) : e);
     }
   }
 }

@@ -1,4 +1,5 @@
 // Bindings and variables the Worker and its Durable Objects receive.
+import type { AuditObject } from '../durable-objects/audit';
 import type { MountObject } from '../durable-objects/mount';
 import type { SystemObject } from '../durable-objects/system';
 import type { TokenStoreObject } from '../durable-objects/token-store';
@@ -7,6 +8,8 @@ export interface Env {
   SYSTEM: DurableObjectNamespace<SystemObject>;
   TOKENS: DurableObjectNamespace<TokenStoreObject>;
   MOUNTS: DurableObjectNamespace<MountObject>;
+  /** One object per audit device, by the device's uuid. */
+  AUDIT: DurableObjectNamespace<AuditObject>;
   /** 32-byte seal key, hex or base64 (a Worker secret). */
   SEAL_KEY?: string;
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */

@@ -4,6 +4,7 @@ import type { Env } from './env';
 import { errorResponse } from './http/envelope';
 import { handleV1 } from './http/handler';
 
+export { AuditObject } from '../durable-objects/audit';
 export { MountObject } from '../durable-objects/mount';
 export { SystemObject } from '../durable-objects/system';
 export { TokenStoreObject } from '../durable-objects/token-store';

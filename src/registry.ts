@@ -1,5 +1,7 @@
 // Every mount type Coffer knows: which table it belongs to, where it runs, and how to build it.
 
+import { identityBackend } from './core/identity';
+import type { MountDirectory } from './core/identity/types';
 import type { MountTypeInfo } from './core/mount-service';
 import type { Backend } from './framework/backend';
 import { TOKEN_UNAUTHENTICATED_PATHS } from './auth/token';
@@ -10,23 +12,25 @@ import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
 
 export type Host = 'system' | 'token' | 'mount';
 
+/** What the hosting object offers a backend beyond storage (the identity engine needs the auth mounts). */
+export interface MountHost {
+  authMounts: MountDirectory;
+}
+
 export interface BackendType extends MountTypeInfo {
   host: Host;
   /** Mount-relative paths needing no token; the Worker checks these before resolving one. */
   unauthenticatedPaths: string[];
   /** For host 'mount': builds the backend for a mount's options. */
-  create?(options: Record<string, string> | null): Backend;
+  create?(options: Record<string, string> | null, host: MountHost): Backend;
   /** Mountable only when the Worker runs with COFFER_TEST_ENGINES=1. */
   testOnly?: boolean;
 }
 
-/** Identity arrives with the auth core; until then its mount answers "unsupported path". */
-const identityBackend = (): Backend => ({ type: 'identity', paths: [] });
-
 const TYPES: BackendType[] = [
   { type: 'system', table: 'mounts', host: 'system', mountable: false, ownObject: false, unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS },
   { type: 'cubbyhole', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: cubbyholeBackend },
-  { type: 'identity', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: identityBackend },
+  { type: 'identity', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: (_options, host) => identityBackend(host.authMounts) },
   {
     type: 'kv',
     table: 'mounts',

@@ -1,11 +1,14 @@
 // Compiled ACLs for the policy sets of the tokens an object sees. Policy texts come from the
 // SystemObject; a policy change makes it tell every object to clear this cache (and entries are
 // re-fetched after a minute anyway, bounding what a missed message could leave behind).
+// With an IdentityCache, a token's entity adds its identity policies and template values, and a
+// disabled (or deleted) entity makes the token unusable, as in Vault.
 
 import type { AuthContext } from '../framework/backend';
-import { sealedError } from '../framework/errors';
+import { permissionDenied, sealedError } from '../framework/errors';
 import { ACL } from './acl/acl';
 import { parsePolicy, type Policy } from './acl/policy';
+import type { IdentityCache, IdentityView } from './identity-cache';
 
 const MAX_AGE_MS = 60_000;
 const LIMIT = 1_000;
@@ -13,31 +16,59 @@ const LIMIT = 1_000;
 /** Policy texts by name (null: no such policy); null altogether while the cluster is sealed. */
 export type PolicyFetch = (names: string[]) => Promise<Record<string, string | null> | null>;
 
+export interface AclCacheOptions {
+  /** Makes ACLs identity-aware: entity and group policies, templates, disabled entities. */
+  identity?: IdentityCache;
+}
+
 export class AclCache {
-  private readonly acls = new Map<string, { acl: ACL; at: number }>();
+  /** `view` is the entity view the ACL was compiled with (a newer view means recompiling). */
+  private readonly acls = new Map<string, { acl: ACL; at: number; view: IdentityView | null }>();
+  private readonly identity: IdentityCache | undefined;
+  private generation = 0;
 
-  constructor(private readonly fetch: PolicyFetch) {}
+  constructor(
+    private readonly fetch: PolicyFetch,
+    options: AclCacheOptions = {},
+  ) {
+    this.identity = options.identity;
+  }
 
-  /** The ACL of a caller: its token's policies (a policy that does not exist grants nothing). */
+  /** The ACL of a caller: its token's policies (a policy that does not exist grants nothing), and its entity's. */
   async aclFor(auth: AuthContext, now = Date.now()): Promise<ACL> {
-    const key = auth.policies.join('\n');
+    const generation = this.generation;
+    let view: IdentityView | null = null;
+    if (auth.entityId && this.identity) {
+      view = await this.identity.viewOf(auth.entityId, now);
+      // Vault refuses tokens whose entity is disabled or no longer exists.
+      if (!view || view.disabled) throw permissionDenied();
+    }
+    const key = `${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`;
     const hit = this.acls.get(key);
-    if (hit && now - hit.at < MAX_AGE_MS) return hit.acl;
-    const texts = await this.fetch(auth.policies);
+    if (hit && now - hit.at < MAX_AGE_MS && hit.view === view) return hit.acl;
+    // Identity policies never include root, whatever the identity store holds.
+    const extra = (view?.policies ?? []).filter((p) => p.toLowerCase() !== 'root' && !auth.policies.includes(p));
+    const names = [...auth.policies, ...extra];
+    const texts = await this.fetch(names);
     if (!texts) throw sealedError();
     const policies: Policy[] = [];
-    for (const name of auth.policies) {
+    for (const name of names) {
       const text = texts[name];
-      if (name === 'root') policies.push({ name: 'root', rules: [], templated: false });
+      if (name === 'root' && auth.policies.includes('root')) policies.push({ name: 'root', rules: [], templated: false });
       else if (text) policies.push(parsePolicy(name, text));
     }
-    const acl = ACL.compile(policies);
-    if (this.acls.size >= LIMIT) this.acls.delete(this.acls.keys().next().value!);
-    this.acls.set(key, { acl, at: now });
+    const acl = ACL.compile(policies, view?.context);
+    if (generation === this.generation) {
+      if (this.acls.size >= LIMIT) this.acls.delete(this.acls.keys().next().value!);
+      this.acls.set(key, { acl, at: now, view });
+    }
     return acl;
   }
 
+  /** Drops compiled ACLs and the entity views they were built from. */
   clear(): void {
+    this.generation++;
     this.acls.clear();
+    this.identity?.clear();
   }
 }

@@ -31,6 +31,11 @@ export interface WireRequest {
   clientToken?: string;
   /** Requested response-wrapping TTL (seconds; 0 = none): policies may demand bounds on it. */
   wrapTTL: number;
+  /**
+   * The caller's raw token, for sys/ requests: the SystemObject's audit entries carry its HMAC.
+   * Never given to handlers (other objects receive the token beside the request).
+   */
+  auditToken?: string;
 }
 
 export interface MountContext {
@@ -87,6 +92,15 @@ export interface DispatchHooks {
    * behind a new single-use token and returns what the client gets instead.
    */
   wrap?: (response: LogicalResponse, wire: WireRequest, mount: MountContext) => Promise<WrapInfo>;
+  /**
+   * Audit devices: `request` runs once the request is authorised, before the handler (it throws
+   * to refuse the request when no device recorded it); `response` gets the final, possibly
+   * wrapped, response (and throws when no device recorded it).
+   */
+  audit?: {
+    request: (req: LogicalRequest) => Promise<void>;
+    response: (response: LogicalResponse) => Promise<void>;
+  };
 }
 
 /** Vault wraps responses that carry something; empty (204) answers and raw errors are not wrapped. */
@@ -152,6 +166,7 @@ export async function dispatch(
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);
   if (!handler) throw unsupportedOperation();
 
+  if (hooks.audit) await hooks.audit.request(req);
   const response = (await handler(req, fields)) ?? {};
   if (hooks.beforeCommit) await hooks.beforeCommit(response, req);
   await storage.commit();
@@ -161,5 +176,6 @@ export async function dispatch(
     response.warnings = [...(response.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`];
   }
   if (wire.wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = await hooks.wrap(response, wire, mount);
+  if (hooks.audit) await hooks.audit.response(response);
   return response;
 }

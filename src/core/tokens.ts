@@ -114,6 +114,9 @@ export function authContextFor(entry: TokenEntry): AuthContext {
     entityId: entry.entityId,
     tokenType: entry.type,
     boundCidrs: entry.boundCidrs,
+    metadata: entry.meta,
+    ttl: entry.ttl,
+    issueTime: entry.issueTime,
   };
 }
 

@@ -21,6 +21,10 @@ export interface AuthContext {
   tokenType: 'service' | 'batch';
   /** CIDR blocks the token may be used from (empty: anywhere). */
   boundCidrs: string[];
+  /** For audit entries: the token's metadata, creation TTL (seconds) and issue time (RFC 3339). */
+  metadata?: Record<string, string> | null;
+  ttl?: number;
+  issueTime?: string;
 }
 
 /** Effective TTL settings of the mount that serves the request (seconds). */

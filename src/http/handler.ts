@@ -97,11 +97,15 @@ async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Prom
     // sealed (the SystemObject answers 503 first).
     if (!auth && !resolved.sealed && !matchesSpecialPath(SYS_UNAUTHENTICATED_PATHS, rel)) {
       // A spent or expired wrapping token presented to unwrap itself: say so, as a body token would.
-      throw ownWrappingToken ? badRequest(INVALID_WRAPPING_TOKEN) : invalidToken();
+      const refusal = ownWrappingToken ? badRequest(INVALID_WRAPPING_TOKEN) : invalidToken();
+      // Refused here, yet recorded by the SystemObject's audit devices like any refusal.
+      const refused = { ...wireRequest(ctx.requestId, p, null), auditToken: p.token };
+      return resultToHttp(await systemStub(env).auditRefusal(refused, refusal.status, refusal.errors), ctx);
     }
   }
   const wire = wireRequest(ctx.requestId, p, auth);
   if (ownWrappingToken) wire.clientToken = p.token;
+  if (p.token) wire.auditToken = p.token;
   const result = await systemStub(env).handle(wire);
   // This isolate changed the system: its cached routes may be out of date.
   if (p.operation !== 'read' && p.operation !== 'list' && p.operation !== 'help') cachedRoutes = null;

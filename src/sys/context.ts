@@ -1,4 +1,5 @@
 // What the system backend's handlers operate on (implemented by the SystemObject).
+import type { AuditTable } from '../core/audit/table';
 import type { MountService } from '../core/mount-service';
 import type { PolicyStore } from '../core/policy-store';
 import type { SystemCore } from '../core/system-core';
@@ -16,15 +17,17 @@ export interface SystemServices {
   policies: PolicyStore;
   /** Tells every object that policies changed (their compiled ACLs are stale). */
   policiesChanged(): Promise<void>;
-  /** The policies of a token (by token or accessor), or null when it is not valid. */
-  tokenPolicies(ref: { token: string } | { accessor: string }): Promise<string[] | null>;
-  /** Capabilities of a policy set on each path (sys/capabilities). */
-  capabilities(policies: string[], paths: string[]): Promise<Record<string, string[]>>;
+  /** The policies and entity of a token (by token or accessor), or null when it is not valid. */
+  tokenPolicies(ref: { token: string } | { accessor: string }): Promise<CapabilitySubject | null>;
+  /** Capabilities of a token's policies, and its entity's, on each path (sys/capabilities). */
+  capabilities(subject: CapabilitySubject, paths: string[]): Promise<Record<string, string[]>>;
   /** Whether the caller holds sudo on a path (for endpoints open to key holders too). */
   sudoOn(auth: AuthContext | null, path: string): Promise<boolean>;
   /** Whether the caller may use something under a mount (sys/internal/ui/mounts). */
   canSee(auth: AuthContext | null, prefix: string): Promise<boolean>;
   wrapping: WrappingServices;
+  /** The audit device table (sys/audit, sys/audit-hash). */
+  audit: AuditTable;
 }
 
 /** Response-wrapping tokens at their token-store shards. */
@@ -38,4 +41,10 @@ export interface WrappingServices {
   revoke(token: string): Promise<void>;
   /** Now, as RFC 3339 with nanoseconds. */
   now(): string;
+}
+
+/** Whose capabilities to compute: a token's own policies and its entity ("" for none). */
+export interface CapabilitySubject {
+  policies: string[];
+  entityId: string;
 }

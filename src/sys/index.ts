@@ -1,5 +1,6 @@
 // The system backend (mounted at sys/).
 import type { Backend } from '../framework/backend';
+import { auditPaths } from './audit';
 import type { SystemServices } from './context';
 import { leasePaths } from './leases';
 import { mountPaths } from './mounts';
@@ -20,6 +21,7 @@ export function systemBackend(services: SystemServices): Backend {
       ...leasePaths(services),
       ...uiMountPaths(services),
       ...wrappingPaths(services),
+      ...auditPaths(services),
     ],
     unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,
     sudoPaths: SYS_SUDO_PATHS,

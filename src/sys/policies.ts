@@ -101,9 +101,9 @@ export function capabilityPaths(s: SystemServices): PathDef[] {
       summary: 'Capabilities of a token on paths.',
       operations: {
         update: async (_req, f) => {
-          const policies = await s.tokenPolicies({ token: f.get('token') });
-          if (!policies) throw badRequest('invalid token');
-          return { data: capabilitiesData(await s.capabilities(policies, paths(f))) };
+          const subject = await s.tokenPolicies({ token: f.get('token') });
+          if (!subject) throw badRequest('invalid token');
+          return { data: capabilitiesData(await s.capabilities(subject, paths(f))) };
         },
       },
     },
@@ -114,7 +114,7 @@ export function capabilityPaths(s: SystemServices): PathDef[] {
       operations: {
         update: async (req, f) => {
           if (!req.auth) throw badRequest('invalid token');
-          return { data: capabilitiesData(await s.capabilities(req.auth.policies, paths(f))) };
+          return { data: capabilitiesData(await s.capabilities({ policies: req.auth.policies, entityId: req.auth.entityId }, paths(f))) };
         },
       },
     },
@@ -124,9 +124,9 @@ export function capabilityPaths(s: SystemServices): PathDef[] {
       summary: 'Capabilities of a token, by accessor, on paths.',
       operations: {
         update: async (_req, f) => {
-          const policies = await s.tokenPolicies({ accessor: f.get('accessor') });
-          if (!policies) throw badRequest('invalid accessor');
-          return { data: capabilitiesData(await s.capabilities(policies, paths(f))) };
+          const subject = await s.tokenPolicies({ accessor: f.get('accessor') });
+          if (!subject) throw badRequest('invalid accessor');
+          return { data: capabilitiesData(await s.capabilities(subject, paths(f))) };
         },
       },
     },

@@ -2,7 +2,8 @@
 import { createTokenEntry, type CreateParams } from '../../core/token-rules';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { badRequest, permissionDenied } from '../../framework/errors';
+import { badRequest, CofferError, permissionDenied } from '../../framework/errors';
+import { globMatch } from '../../core/token-roles';
 import { authBlock } from './auth-block';
 import type { TokenOps } from './ops';
 
@@ -48,8 +49,12 @@ export function createPaths(ops: TokenOps): PathDef[] {
     const roleName = f.get<string>('role_name');
     const role = roleName ? await ops.role(roleName) : null;
     if (roleName && !role) throw badRequest(`unknown role ${roleName}`);
-    if (f.get<string>('entity_alias')) {
-      throw badRequest('entity_alias requires identity support, which this server does not provide yet');
+    const entityAlias = f.get<string>('entity_alias');
+    if (entityAlias) {
+      if (!role) throw badRequest("'entity_alias' is only allowed in combination with token role");
+      // Vault compares lowercased; the alias itself keeps its case.
+      const wanted = entityAlias.toLowerCase();
+      if (!role.allowedEntityAliases.some((a) => globMatch(a.toLowerCase(), wanted))) throw badRequest("invalid 'entity_alias' value");
     }
     const { entry, warnings } = createTokenEntry(params(f), {
       parent: caller.entry,
@@ -59,6 +64,12 @@ export function createPaths(ops: TokenOps): PathDef[] {
       mount: await ops.mountConfig(),
       now: Date.now(),
     });
+    if (entityAlias) {
+      // Only once everything else about the token is known to be fine: this may create an entity.
+      const { entityId, disabled } = await ops.entityForAlias(entityAlias);
+      if (disabled) throw new CofferError(403, ['entity from given entity alias is disabled']);
+      entry.entityId = entityId;
+    }
     const issued = await ops.issue(entry, f.get('id'));
     return { auth: authBlock(issued.token, issued.entry, issued.entry.ttl), warnings };
   };

@@ -1,5 +1,5 @@
 // auth/token/lookup, lookup-self and lookup-accessor.
-import { tokenLookupData } from '../../core/tokens';
+import { tokenLookupData, type TokenEntry } from '../../core/tokens';
 import type { PathDef } from '../../framework/backend';
 import { CofferError, permissionDenied } from '../../framework/errors';
 import type { TokenOps } from './ops';
@@ -7,6 +7,11 @@ import type { TokenOps } from './ops';
 const badToken = () => new CofferError(403, ['bad token']);
 
 export function lookupPaths(ops: TokenOps): PathDef[] {
+  /** Vault adds the entity's policies (entity and groups) when it has any. */
+  const withIdentity = async (entry: TokenEntry, data: Record<string, unknown>) => {
+    const policies = entry.entityId ? await ops.identityPolicies(entry.entityId) : [];
+    return policies.length > 0 ? { ...data, identity_policies: policies } : data;
+  };
   return [
     {
       pattern: 'lookup-self',
@@ -15,12 +20,12 @@ export function lookupPaths(ops: TokenOps): PathDef[] {
         read: async (req) => {
           const caller = await ops.caller(req);
           if (!caller) throw permissionDenied();
-          return { data: tokenLookupData(caller.entry, caller.token) };
+          return { data: await withIdentity(caller.entry, tokenLookupData(caller.entry, caller.token)) };
         },
         update: async (req) => {
           const caller = await ops.caller(req);
           if (!caller) throw permissionDenied();
-          return { data: tokenLookupData(caller.entry, caller.token) };
+          return { data: await withIdentity(caller.entry, tokenLookupData(caller.entry, caller.token)) };
         },
       },
     },
@@ -33,13 +38,13 @@ export function lookupPaths(ops: TokenOps): PathDef[] {
           const token = f.get<string>('token');
           const entry = await ops.lookup(token);
           if (!entry) throw badToken();
-          return { data: tokenLookupData(entry, token) };
+          return { data: await withIdentity(entry, tokenLookupData(entry, token)) };
         },
         read: async (_req, f) => {
           const token = f.get<string>('token');
           const entry = await ops.lookup(token);
           if (!entry) throw badToken();
-          return { data: tokenLookupData(entry, token) };
+          return { data: await withIdentity(entry, tokenLookupData(entry, token)) };
         },
       },
     },
@@ -51,7 +56,7 @@ export function lookupPaths(ops: TokenOps): PathDef[] {
         update: async (_req, f) => {
           const entry = await ops.lookupAccessor(f.get('accessor'));
           if (!entry) throw badToken();
-          return { data: tokenLookupData(entry, '') };
+          return { data: await withIdentity(entry, tokenLookupData(entry, '')) };
         },
       },
     },

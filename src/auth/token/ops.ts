@@ -9,6 +9,11 @@ export interface TokenMountConfig {
   maxLeaseTTL: number;
   /** default-service, default-batch, service or batch (the auth/token tune has none: default-service). */
   tokenType: string;
+  /** The auth/token/ mount's accessor (entity aliases of token roles live on it). */
+  accessor?: string;
+  /** The auth/token/ mount's audit_non_hmac_* keys (tune). */
+  auditNonHMACRequestKeys?: string[];
+  auditNonHMACResponseKeys?: string[];
 }
 
 export interface Caller {
@@ -35,4 +40,8 @@ export interface TokenOps {
   roles(): Promise<string[]>;
   accessors(): Promise<string[]>;
   tidy(): Promise<void>;
+  /** The identity policies (entity and groups) of an entity; [] when it has none or does not exist. */
+  identityPolicies(entityId: string): Promise<string[]>;
+  /** The entity behind an alias of this mount (created with the alias if new), for entity_alias. */
+  entityForAlias(aliasName: string): Promise<{ entityId: string; disabled: boolean }>;
 }

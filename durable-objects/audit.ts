@@ -1,0 +1,77 @@
+// AuditObject: one per audit device, addressed by the device's uuid. A chain needs one writer:
+// this object formats, HMACs, chains and emits the device's entries (src/core/audit/device.ts),
+// and keeps the device's salt and chain head behind the barrier so a restart continues the chain.
+
+import { DurableObject } from 'cloudflare:workers';
+import { BarrierStorage } from '../src/core/barrier';
+import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
+import type { ChainHead } from '../src/core/audit/chain';
+import { AuditDevice, postEntry } from '../src/core/audit/device';
+import type { AuditInput } from '../src/core/audit/entry';
+import type { DeviceOptions } from '../src/core/audit/options';
+import type { Env } from '../src/env';
+import { RemoteKeyring } from './keyring-client';
+import { SqlPhysical } from './sqlite-physical';
+import { auditStub, systemStub } from './stubs';
+
+/** What a log call answers (errors travel as data: RPC does not keep error classes). */
+export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
+
+export class AuditObject extends DurableObject<Env> {
+  private readonly physical: SqlPhysical;
+  private readonly device: AuditDevice;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.physical = new SqlPhysical(ctx.storage);
+    const barrier = new BarrierStorage(this.physical, new RemoteKeyring(() => systemStub(env).keyring()));
+    this.device = new AuditDevice(barrier, {
+      // The file device's output: Workers Logs / Logpush collect it in production.
+      logLine: (line) => console.log(line),
+      post: (url, body, contentType) => postEntry(url, body, contentType),
+    });
+  }
+
+  async provision(uuid: string, options: DeviceOptions): Promise<void> {
+    await this.device.provision(uuid, options);
+  }
+
+  async log(input: AuditInput): Promise<AuditLogReply> {
+    try {
+      return { status: await this.device.log(input) };
+    } catch (e) {
+      return { status: 'failed', error: e instanceof Error ? e.message : String(e) };
+    }
+  }
+
+  async hash(input: string): Promise<string> {
+    return this.device.hash(input);
+  }
+
+  async head(): Promise<ChainHead | null> {
+    return this.device.head();
+  }
+
+  /** The device was disabled: its salt and chain head go. */
+  async destroy(): Promise<void> {
+    await this.device.destroy(async () => {
+      await this.ctx.storage.deleteAll();
+      this.physical.createSchema();
+    });
+  }
+}
+
+/** The audit broker of a hosting object other than the SystemObject: devices and entries over RPC. */
+export function remoteAuditBroker(env: Env): AuditBroker {
+  return new AuditBroker({
+    devices: () => systemStub(env).auditDevices(),
+    send: (device, input) => sendToDevice(env, device, input),
+  });
+}
+
+/** Sends one entry to a device's object; throws with the device's reason when it failed. */
+export async function sendToDevice(env: Env, device: AuditDeviceRef, input: AuditInput): Promise<'recorded' | 'gone'> {
+  const reply = await auditStub(env, device.uuid).log(input);
+  if (reply.status === 'failed') throw new Error(reply.error);
+  return reply.status;
+}

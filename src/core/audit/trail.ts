@@ -1,0 +1,160 @@
+// The audit trail of one request in a hosting object: the request entry once the caller is
+// authorised (before the handler runs), the response entry with the final, possibly wrapped,
+// response; or, for a request refused earlier, both entries carrying the error. Fail-closed: when
+// no device records the request entry the handler never runs, and when none records the response
+// entry the client gets an internal error instead of the response (Vault's answers to both).
+
+import type { AuthContext, LogicalRequest, LogicalResponse } from '../../framework/backend';
+import { CofferError, multierror } from '../../framework/errors';
+import type { DispatchHooks, MountContext, WireRequest } from '../logical';
+import type { AuditBroker, AuditDeviceRef } from './broker';
+import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from './entry';
+
+/** Vault: the request is refused with a 500 when it could not be audited... */
+export const requestNotAudited = (): CofferError => new CofferError(500, [multierror(['internal error'])]);
+/** ...and the response is replaced by one when the response could not be. */
+export const responseNotAudited = (): CofferError => new CofferError(500, ['internal error']);
+
+/** Where a request is served, as the trail needs it. */
+export interface TrailContext {
+  wire: WireRequest;
+  mount: Pick<MountContext, 'mountPoint' | 'mountType' | 'mountAccessor'>;
+  /** The raw client token ("" for none): entries carry its HMAC. */
+  token: string;
+  nonHMACRequestKeys?: string[];
+  nonHMACResponseKeys?: string[];
+}
+
+/** The auth block of request entries, from what the token resolved to. */
+export function auditAuth(auth: AuthContext | null, token: string): AuditAuthInput | null {
+  if (!auth) return null;
+  return {
+    clientToken: token,
+    accessor: auth.accessor,
+    displayName: auth.displayName,
+    policies: auth.policies,
+    // Tokens carry only their own policies so far: nothing comes from identity groups yet.
+    tokenPolicies: auth.policies,
+    identityPolicies: [],
+    metadata: auth.metadata ?? null,
+    entityId: auth.entityId,
+    tokenType: auth.tokenType,
+    tokenTTL: auth.ttl ?? 0,
+    tokenIssueTime: auth.issueTime ?? '',
+  };
+}
+
+function responseInput(r: LogicalResponse, mount: TrailContext['mount']): AuditResponseInput {
+  const rawBody = r.raw?.body;
+  const data = r.raw ? (rawBody !== null && typeof rawBody === 'object' && !Array.isArray(rawBody) ? (rawBody as Record<string, unknown>) : null) : (r.data ?? null);
+  return {
+    mountPoint: mount.mountPoint,
+    mountType: mount.mountType,
+    mountAccessor: mount.mountAccessor,
+    // A wrapped response shows only its wrap_info, as the client sees it.
+    data: r.wrapInfo ? null : data,
+    auth: r.wrapInfo ? null : (r.auth ?? null),
+    leaseId: r.wrapInfo ? '' : (r.leaseId ?? ''),
+    wrapInfo: r.wrapInfo ?? null,
+    warnings: r.warnings ?? [],
+  };
+}
+
+const errorText = (e: unknown): string => {
+  if (e instanceof CofferError) return e.errors.join('; ') || `HTTP ${e.status}`;
+  return e instanceof Error ? e.message : String(e);
+};
+
+/** Errors nothing is audited for: a sealed cluster has no audit devices to write to. */
+const unaudited = (e: unknown): boolean => e instanceof CofferError && e.status === 503;
+
+export class AuditTrail {
+  private state: 'new' | 'requested' | 'refused' | 'answered' = 'new';
+  private operation: string;
+  /**
+   * The devices the request entry went to; the response entry goes to the same ones, so a
+   * device enabled by this very request starts with the next request.
+   */
+  private devices: AuditDeviceRef[] | undefined;
+
+  constructor(
+    private readonly broker: AuditBroker,
+    private readonly ctx: TrailContext,
+  ) {
+    this.operation = ctx.wire.operation === 'write' ? 'update' : ctx.wire.operation;
+  }
+
+  private input(type: AuditInput['type'], extra: Partial<AuditInput>): AuditInput {
+    const { wire, mount, token } = this.ctx;
+    const request: AuditRequestInput = {
+      id: wire.id,
+      operation: this.operation,
+      mountPoint: mount.mountPoint,
+      mountType: mount.mountType,
+      mountAccessor: mount.mountAccessor,
+      clientToken: token,
+      clientTokenAccessor: wire.auth?.accessor ?? '',
+      path: wire.path,
+      data: Object.keys(wire.data).length > 0 ? wire.data : null,
+      remoteAddress: wire.clientIP,
+      wrapTTL: wire.wrapTTL,
+    };
+    return {
+      type,
+      auth: auditAuth(wire.auth, token),
+      request,
+      nonHMACRequestKeys: this.ctx.nonHMACRequestKeys ?? [],
+      nonHMACResponseKeys: this.ctx.nonHMACResponseKeys ?? [],
+      ...extra,
+    };
+  }
+
+  /** Logs the request entry before the handler runs; throws to refuse the request. */
+  async request(req?: Pick<LogicalRequest, 'operation'>, error?: unknown): Promise<void> {
+    if (this.state !== 'new') return;
+    if (req) this.operation = req.operation;
+    this.state = 'requested';
+    try {
+      this.devices = await this.broker.devices();
+    } catch (e) {
+      console.error(`audit devices could not be read: ${e instanceof Error ? e.message : String(e)}`);
+      this.state = 'refused';
+      throw requestNotAudited();
+    }
+    const outcome = await this.broker.log(this.input('request', error === undefined ? {} : { error: errorText(error) }), this.devices);
+    if (outcome === 'failed') {
+      this.state = 'refused';
+      throw requestNotAudited();
+    }
+  }
+
+  /** Logs the response entry; throws when no device recorded it. */
+  async response(response: LogicalResponse | null, error?: unknown): Promise<void> {
+    if (this.state !== 'requested') return;
+    this.state = 'answered';
+    const extra: Partial<AuditInput> = { response: responseInput(response ?? {}, this.ctx.mount) };
+    if (error !== undefined) extra.error = errorText(error);
+    if ((await this.broker.log(this.input('response', extra), this.devices)) === 'failed') throw responseNotAudited();
+  }
+
+  /** The hook dispatch calls: request entry once authorised, response entry at the end. */
+  readonly hooks: NonNullable<DispatchHooks['audit']> = {
+    request: (req) => this.request(req),
+    response: (response) => this.response(response),
+  };
+
+  /**
+   * A request failed (refused before dispatch, by the ACL, or by its handler): records what was
+   * not recorded yet, with the error. Returns the error the client gets.
+   */
+  async failed(e: unknown): Promise<unknown> {
+    if (unaudited(e) || this.state === 'refused' || this.state === 'answered') return e;
+    try {
+      await this.request(undefined, e);
+      await this.response(null, e);
+    } catch (auditError) {
+      return auditError;
+    }
+    return e;
+  }
+}
