@@ -21,5 +21,9 @@ export function aclAuthorizer(acl: ACL, wrapTTL: number): Authorizer {
 
 /** The authorizer for a request: the caller's ACL, or refusal of everything without a token. */
 export async function authorizerFor(acls: AclCache, auth: AuthContext | null, wrapTTL: number): Promise<Authorizer> {
-  return auth ? aclAuthorizer(await acls.aclFor(auth), wrapTTL) : anonymousAuthorizer;
+  if (!auth) return anonymousAuthorizer;
+  const { acl, identityPolicies } = await acls.compiledFor(auth);
+  // Recorded on the request's auth for its audit entries.
+  auth.identityPolicies = identityPolicies;
+  return aclAuthorizer(acl, wrapTTL);
 }

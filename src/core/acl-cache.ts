@@ -21,9 +21,14 @@ export interface AclCacheOptions {
   identity?: IdentityCache;
 }
 
+export interface Compiled {
+  acl: ACL;
+  identityPolicies: string[];
+}
+
 export class AclCache {
   /** `view` is the entity view the ACL was compiled with (a newer view means recompiling). */
-  private readonly acls = new Map<string, { acl: ACL; at: number; view: IdentityView | null }>();
+  private readonly acls = new Map<string, Compiled & { at: number; view: IdentityView | null }>();
   private readonly identity: IdentityCache | undefined;
   private generation = 0;
 
@@ -36,6 +41,11 @@ export class AclCache {
 
   /** The ACL of a caller: its token's policies (a policy that does not exist grants nothing), and its entity's. */
   async aclFor(auth: AuthContext, now = Date.now()): Promise<ACL> {
+    return (await this.compiledFor(auth, now)).acl;
+  }
+
+  /** The ACL and the policies the caller's entity added to its token's (audit entries show them). */
+  async compiledFor(auth: AuthContext, now = Date.now()): Promise<Compiled> {
     const generation = this.generation;
     let view: IdentityView | null = null;
     if (auth.entityId && this.identity) {
@@ -45,7 +55,7 @@ export class AclCache {
     }
     const key = `${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`;
     const hit = this.acls.get(key);
-    if (hit && now - hit.at < MAX_AGE_MS && hit.view === view) return hit.acl;
+    if (hit && now - hit.at < MAX_AGE_MS && hit.view === view) return hit;
     // Identity policies never include root, whatever the identity store holds.
     const extra = (view?.policies ?? []).filter((p) => p.toLowerCase() !== 'root' && !auth.policies.includes(p));
     const names = [...auth.policies, ...extra];
@@ -60,9 +70,9 @@ export class AclCache {
     const acl = ACL.compile(policies, view?.context);
     if (generation === this.generation) {
       if (this.acls.size >= LIMIT) this.acls.delete(this.acls.keys().next().value!);
-      this.acls.set(key, { acl, at: now, view });
+      this.acls.set(key, { acl, identityPolicies: extra, at: now, view });
     }
-    return acl;
+    return { acl, identityPolicies: extra };
   }
 
   /** Drops compiled ACLs and the entity views they were built from. */

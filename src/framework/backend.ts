@@ -25,6 +25,8 @@ export interface AuthContext {
   metadata?: Record<string, string> | null;
   ttl?: number;
   issueTime?: string;
+  /** Policies the token's entity and its groups add (filled in once the request is authorised). */
+  identityPolicies?: string[];
 }
 
 /** Effective TTL settings of the mount that serves the request (seconds). */

@@ -160,6 +160,21 @@ describe('entries', () => {
     expect(sys.request.request).toMatchObject({ mount_point: 'sys/', mount_type: 'system', client_token: await auditHash('main', c.root) });
   });
 
+  it('show the policies a token’s entity adds, apart from the token’s own', async () => {
+    await root('PUT', 'sys/policies/acl/audit-entity', { policy: 'path "secret/app" { capabilities = ["read"] }' });
+    await root('POST', 'auth/token/roles/audited', { allowed_policies: ['default'], allowed_entity_aliases: ['audited-user'] });
+    const t = (await root('POST', 'auth/token/create/audited', { entity_alias: 'audited-user', policies: ['default'] })).body.auth;
+    await root('POST', `identity/entity/id/${t.entity_id}`, { policies: ['audit-entity'] });
+    expect((await api('GET', 'secret/app', { token: t.client_token })).status).toBe(200);
+    const e = await byRequest('main', await lastRequestId('main', 'secret/app'));
+    expect(e.request.auth).toMatchObject({
+      entity_id: t.entity_id,
+      token_policies: ['default'],
+      identity_policies: ['audit-entity'],
+      policies: ['default', 'audit-entity'],
+    });
+  });
+
   it('hash a token handed out in a response', async () => {
     const r = await root('POST', 'auth/token/create', { policies: ['default'], ttl: '1h', meta: { team: 'blue' } });
     const created = await byRequest('main', await lastRequestId('main', 'auth/token/create'));

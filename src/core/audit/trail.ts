@@ -32,10 +32,9 @@ export function auditAuth(auth: AuthContext | null, token: string): AuditAuthInp
     clientToken: token,
     accessor: auth.accessor,
     displayName: auth.displayName,
-    policies: auth.policies,
-    // Tokens carry only their own policies so far: nothing comes from identity groups yet.
+    policies: [...auth.policies, ...(auth.identityPolicies ?? [])],
     tokenPolicies: auth.policies,
-    identityPolicies: [],
+    identityPolicies: auth.identityPolicies ?? [],
     metadata: auth.metadata ?? null,
     entityId: auth.entityId,
     tokenType: auth.tokenType,
