@@ -45,6 +45,9 @@ interface Hosted {
   leases: LeaseManager;
 }
 
+const isLegacyUnwrap = (wire: WireRequest, prefix: string): boolean =>
+  wire.operation === 'read' && wire.wrapTTL === 0 && relativePath(wire.path, prefix) === 'response';
+
 export class MountObject extends DurableObject<Env> {
   private readonly keyring: RemoteKeyring;
   private readonly physical: SqlPhysical;
@@ -334,6 +337,25 @@ export class MountObject extends DurableObject<Env> {
   // ---- requests ----
 
   /**
+   * Vault's pre-sys/wrapping unwrap: reading cubbyhole/response with the wrapping token itself
+   * (older clients still do). Audited like any request, before the token's single use is spent.
+   * Null when the token is not a live wrapping token: the read then goes on as a normal one.
+   */
+  private async legacyUnwrap(wire: WireRequest, token: string, trail: AuditTrail): Promise<LogicalResponse | null> {
+    const shard = this.shardOf(token);
+    const auth = await shard.wrappingAuth(token);
+    if (!auth) return null;
+    wire.auth = auth;
+    await trail.request({ operation: 'read' });
+    const record = await shard.unwrap(token);
+    // Another request spent it in between.
+    if (!record) throw invalidToken();
+    const response: LogicalResponse = { data: { response: record.response } };
+    await trail.response(response);
+    return response;
+  }
+
+  /**
    * Serves one request. `prefix` and `revision` are what the Worker routed by: if the mount has
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
@@ -352,6 +374,10 @@ export class MountObject extends DurableObject<Env> {
         nonHMACRequestKeys: entry.config.audit_non_hmac_request_keys,
         nonHMACResponseKeys: entry.config.audit_non_hmac_response_keys,
       });
+      if (entry.type === 'cubbyhole' && isLegacyUnwrap(wire, prefix) && token) {
+        const unwrapped = await this.legacyUnwrap(wire, token, trail);
+        if (unwrapped) return { kind: 'ok', response: unwrapped };
+      }
       let auth: AuthContext | null = null;
       if (token) {
         const v = await this.validator.validate(token, wire.clientIP);

@@ -215,6 +215,13 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     return (await this.shard.peekWrapped(token))?.record ?? null;
   }
 
+  /** The caller a live wrapping token stands for, without spending it; null for any other token. */
+  async wrappingAuth(token: string): Promise<AuthContext | null> {
+    if (!(await this.unsealed())) return null;
+    const peeked = await this.shard.peekWrapped(token);
+    return peeked ? authContextFor(peeked.stored.entry) : null;
+  }
+
   /**
    * Resolves the token of a request that will itself spend it (sys/wrapping/unwrap, lookup): a
    * wrapping token is not used up here; any other token is resolved as usual.

@@ -132,21 +132,8 @@ async function missingRoute(env: Env, p: ParsedRequest): Promise<RouteEntry> {
   throw auth ? noHandler(p.path) : invalidToken();
 }
 
-/**
- * Before sys/wrapping/unwrap existed, clients unwrapped by reading cubbyhole/response with the
- * wrapping token; that still works. Any other token reads its own cubbyhole as usual.
- */
-async function legacyUnwrap(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response | null> {
-  if (p.path !== 'cubbyhole/response' || p.operation !== 'read' || !p.token || p.wrapTTL > 0) return null;
-  const record = await shardOf(env, p.token).unwrap(p.token);
-  if (!record) return null;
-  ctx.mountType = 'cubbyhole';
-  return logicalToHttp({ data: { response: record.response } }, ctx);
-}
-
+/** Serves a request on a mount its own object hosts (the legacy cubbyhole/response unwrap included). */
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
-  const unwrapped = await legacyUnwrap(env, p, ctx);
-  if (unwrapped) return unwrapped;
   for (let attempt = 0; attempt < 2; attempt++) {
     const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p));
     ctx.mountType = route.type;

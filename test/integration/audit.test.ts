@@ -278,6 +278,20 @@ describe('entries', () => {
     expect(JSON.stringify(e.response)).not.toContain(info.token);
   });
 
+  it('record the legacy unwrap (a read of cubbyhole/response with the wrapping token)', async () => {
+    const info = (await root('POST', 'sys/wrapping/wrap', { secret: 'legacy-value' }, { 'X-Vault-Wrap-TTL': '60' })).body.wrap_info;
+    const r = await api('GET', 'cubbyhole/response', { token: info.token });
+    expect(r.status).toBe(200);
+    const e = await byRequest('main', await lastRequestId('main', 'cubbyhole/response'));
+    expect(e.count).toBe(2);
+    expect(e.request).toMatchObject({
+      auth: { policies: ['response-wrapping'], client_token: await auditHash('main', info.token) },
+      request: { operation: 'read', mount_type: 'cubbyhole', path: 'cubbyhole/response' },
+    });
+    expect(e.response.response.data.response).toBe(await auditHash('main', r.body.data.response));
+    expect(JSON.stringify(e.response)).not.toContain('legacy-value');
+  });
+
   it('are not written for seal-status and health (Vault never audits them)', async () => {
     await api('GET', 'sys/seal-status');
     await api('GET', 'sys/health');
