@@ -120,6 +120,8 @@ export class AuditTrail {
       this.state = 'refused';
       throw requestNotAudited();
     }
+    // No device enabled: nothing to format (the common case costs nothing more).
+    if (this.devices.length === 0) return;
     const outcome = await this.broker.log(this.input('request', error === undefined ? {} : { error: errorText(error) }), this.devices);
     if (outcome === 'failed') {
       this.state = 'refused';
@@ -131,6 +133,7 @@ export class AuditTrail {
   async response(response: LogicalResponse | null, error?: unknown): Promise<void> {
     if (this.state !== 'requested') return;
     this.state = 'answered';
+    if (this.devices?.length === 0) return;
     const extra: Partial<AuditInput> = { response: responseInput(response ?? {}, this.ctx.mount) };
     if (error !== undefined) extra.error = errorText(error);
     if ((await this.broker.log(this.input('response', extra), this.devices)) === 'failed') throw responseNotAudited();
