@@ -1,6 +1,7 @@
 // identity/entity*, identity/entity-alias* and identity/entity/merge through the Worker: Vault's
 // parameters and response shapes, every bad input refused with a 4xx that leaves nothing behind.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { identityState } from '../helpers/identity';
 import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 
 let c: Cluster;
@@ -18,20 +19,6 @@ const newEntity = async (body: Record<string, unknown> = {}) => (await ok('POST'
 const newAlias = async (body: Record<string, unknown>) =>
   (await ok('POST', 'identity/entity-alias', { mount_accessor: tokenAccessor, ...body })).body.data as { id: string; canonical_id: string };
 
-/** Every entity, alias and group as root reads them: what a refused request must leave untouched. */
-async function identityState(): Promise<Record<string, unknown>> {
-  const state: Record<string, unknown> = {};
-  for (const [list, read] of [
-    ['identity/entity/id', 'identity/entity/id/'],
-    ['identity/entity-alias/id', 'identity/entity-alias/id/'],
-    ['identity/group/id', 'identity/group/id/'],
-    ['identity/group-alias/id', 'identity/group-alias/id/'],
-  ]) {
-    const keys: string[] = (await root('GET', `${list}?list=true`)).body?.data?.keys ?? [];
-    for (const id of keys) state[read + id] = (await root('GET', read + id)).body.data;
-  }
-  return state;
-}
 
 beforeAll(async () => {
   c = await initCluster();
@@ -168,12 +155,12 @@ describe('entities', () => {
       ['a name that is not valid Unicode', () => ['POST', 'identity/entity', { name: 'bad\ud800' }], 'not valid Unicode'],
     ];
     it.each(cases)('%s', async (_name, request, message) => {
-      const before = await identityState();
+      const before = await identityState(c.root);
       const [method, path, body] = request();
       const r = await root(method, path, body);
       expect(r.status).toBe(400);
       expect(r.body.errors[0]).toContain(message);
-      expect(await identityState()).toEqual(before);
+      expect(await identityState(c.root)).toEqual(before);
     });
   });
 });
@@ -272,12 +259,12 @@ describe('entity aliases', () => {
       ['a name that is not valid Unicode', () => ['identity/entity-alias', { name: '\udfff', mount_accessor: tokenAccessor }], 'invalid text "\\udfff": not valid Unicode'],
     ];
     it.each(cases)('%s', async (_name, request, message) => {
-      const before = await identityState();
+      const before = await identityState(c.root);
       const [path, body] = request();
       const r = await root('POST', path, body);
       expect(r.status).toBe(400);
       expect(r.body.errors).toEqual([typeof message === 'function' ? message() : message]);
-      expect(await identityState()).toEqual(before);
+      expect(await identityState(c.root)).toEqual(before);
     });
   });
 });
@@ -313,12 +300,12 @@ describe('merging entities', () => {
     const from = await newEntity();
     const toAlias = await newAlias({ name: 'clash-to', canonical_id: to.id });
     const fromAlias = await newAlias({ name: 'clash-from', canonical_id: from.id });
-    const before = await identityState();
+    const before = await identityState(c.root);
     const r = await root('POST', 'identity/entity/merge', { to_entity_id: to.id, from_entity_ids: [from.id] });
     expect(r.status).toBe(400);
     expect(r.body.errors[0]).toContain('toEntity and at least one fromEntity have aliases with the same mount accessor');
     expect(r.body.data.data).toHaveLength(2);
-    expect(await identityState()).toEqual(before);
+    expect(await identityState(c.root)).toEqual(before);
 
     const keep = await root('POST', 'identity/entity/merge', { to_entity_id: to.id, from_entity_ids: [from.id], conflicting_alias_ids_to_keep: [fromAlias.id] });
     expect(keep.status).toBe(204);
@@ -331,10 +318,10 @@ describe('merging entities', () => {
     [{ to_entity_id: 'x' }, 'missing entity ids to merge from'],
     [{ to_entity_id: 'ghost', from_entity_ids: ['also-ghost'] }, 'entity id to merge to is invalid'],
   ])('refuses %j', async (body, message) => {
-    const before = await identityState();
+    const before = await identityState(c.root);
     const r = await root('POST', 'identity/entity/merge', body);
     expect(r.status).toBe(400);
     expect(r.body.errors).toEqual([message]);
-    expect(await identityState()).toEqual(before);
+    expect(await identityState(c.root)).toEqual(before);
   });
 });

@@ -1,6 +1,7 @@
 // identity/group*, identity/group-alias* and identity/lookup/* through the Worker: shapes,
 // nested groups, external groups and their aliases, lookups, and bad input refused cleanly.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { identityState } from '../helpers/identity';
 import { api, initCluster, type Cluster } from '../helpers/api';
 
 let c: Cluster;
@@ -18,20 +19,6 @@ const newEntity = async (body: Record<string, unknown> = {}) => (await ok('POST'
 const newGroup = async (body: Record<string, unknown> = {}) => (await ok('POST', 'identity/group', body)).body.data as { id: string; name: string };
 const readGroup = async (id: string) => (await root('GET', `identity/group/id/${id}`)).body.data;
 
-/** Every entity, alias and group as root reads them: what a refused request must leave untouched. */
-async function identityState(): Promise<Record<string, unknown>> {
-  const state: Record<string, unknown> = {};
-  for (const [list, read] of [
-    ['identity/entity/id', 'identity/entity/id/'],
-    ['identity/entity-alias/id', 'identity/entity-alias/id/'],
-    ['identity/group/id', 'identity/group/id/'],
-    ['identity/group-alias/id', 'identity/group-alias/id/'],
-  ]) {
-    const keys: string[] = (await root('GET', `${list}?list=true`)).body?.data?.keys ?? [];
-    for (const id of keys) state[read + id] = (await root('GET', read + id)).body.data;
-  }
-  return state;
-}
 
 beforeAll(async () => {
   c = await initCluster();
@@ -158,12 +145,12 @@ describe('groups', () => {
       ['a non-list of members', () => ['identity/group', { member_entity_ids: { a: 1 } }], 'error converting input {"a":1} for field "member_entity_ids"'],
     ];
     it.each(cases)('%s', async (_name, request, message) => {
-      const before = await identityState();
+      const before = await identityState(c.root);
       const [path, body] = request();
       const r = await root('POST', path, body);
       expect(r.status).toBe(400);
       expect(r.body.errors[0]).toContain(typeof message === 'function' ? message() : message);
-      expect(await identityState()).toEqual(before);
+      expect(await identityState(c.root)).toEqual(before);
     });
   });
 });
@@ -226,12 +213,12 @@ describe('group aliases', () => {
       ['an unknown id', () => ['identity/group-alias/id/ghost', { name: 'x', mount_accessor: tokenAccessor }], 'invalid group alias ID'],
     ];
     it.each(cases)('%s', async (_name, request, message) => {
-      const before = await identityState();
+      const before = await identityState(c.root);
       const [path, body] = request();
       const r = await root('POST', path, body);
       expect(r.status).toBe(400);
       expect(r.body.errors).toEqual([typeof message === 'function' ? message() : message]);
-      expect(await identityState()).toEqual(before);
+      expect(await identityState(c.root)).toEqual(before);
     });
   });
 });

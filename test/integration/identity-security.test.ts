@@ -4,6 +4,7 @@
 // creation and alias re-pointing: every attempt is refused and nothing changes. With sudo, Vault
 // allows merges and re-pointing (still never root, never two aliases on one mount for an entity).
 import { beforeAll, describe, expect, it } from 'vitest';
+import { identityState } from '../helpers/identity';
 import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 
 let c: Cluster;
@@ -31,20 +32,6 @@ async function victim(name: string) {
 
 const entityAliasOf = async (entityId: string) => (await root('GET', `identity/entity/id/${entityId}`)).body.data.aliases[0].id as string;
 
-/** Every entity, alias and group as root reads them. */
-async function identityState(): Promise<Record<string, unknown>> {
-  const state: Record<string, unknown> = {};
-  for (const [list, read] of [
-    ['identity/entity/id', 'identity/entity/id/'],
-    ['identity/entity-alias/id', 'identity/entity-alias/id/'],
-    ['identity/group/id', 'identity/group/id/'],
-    ['identity/group-alias/id', 'identity/group-alias/id/'],
-  ]) {
-    const keys: string[] = (await root('GET', `${list}?list=true`)).body?.data?.keys ?? [];
-    for (const id of keys) state[read + id] = (await root('GET', read + id)).body.data;
-  }
-  return state;
-}
 
 /** What a token may do on the victim's secret and on a root-only path. */
 async function reach(token: string) {
@@ -107,12 +94,12 @@ describe('an identity operator without sudo', () => {
   ];
 
   it.each(attempts)('is refused %s, and nothing changes', async (_name, pathTemplate, body, status, message) => {
-    const before = await identityState();
+    const before = await identityState(c.root);
     const path = pathTemplate.replace(/\{(\w+)\}/g, (_m, k: string) => ids[k]);
     const r = await api('POST', path, { token: operator.token, body: body(ids) });
     expect(r.status).toBe(status);
     expect(r.body.errors).toEqual([message]);
-    expect(await identityState()).toEqual(before);
+    expect(await identityState(c.root)).toEqual(before);
     expect(await reach(operator.token)).toEqual({ caps: [['deny'], ['deny']], read: 403 });
     // Its login still lands on its own entity.
     expect((await login('operator', ['identity-operator'])).entityId).toBe(ids.operator);
@@ -126,7 +113,7 @@ describe('an identity operator with sudo', () => {
   });
 
   it('still cannot give root to an entity or a group', async () => {
-    const before = await identityState();
+    const before = await identityState(c.root);
     for (const [path, body] of [
       ['identity/entity', { id: operator.entityId, policies: ['root'] }],
       ['identity/group', { policies: ['root'], member_entity_ids: [operator.entityId] }],
@@ -135,20 +122,20 @@ describe('an identity operator with sudo', () => {
       expect(r.status).toBe(400);
       expect(r.body.errors).toEqual(['policies cannot contain root']);
     }
-    expect(await identityState()).toEqual(before);
+    expect(await identityState(c.root)).toEqual(before);
     expect((await reach(operator.token)).caps[1]).toEqual(['deny']);
   });
 
   it('still cannot give an entity two aliases on one mount, by creation or by moving', async () => {
     const v = await victim('victim-two-aliases');
-    const before = await identityState();
+    const before = await identityState(c.root);
     const create = await api('POST', 'identity/entity-alias', { token: operator.token, body: { name: 'sudo-op-2', mount_accessor: tokenAccessor, canonical_id: v.entityId } });
     expect(create.status).toBe(400);
     expect(create.body.errors).toEqual(['Alias already exists for requested entity and mount accessor']);
     const move = await api('POST', `identity/entity-alias/id/${v.aliasId}`, { token: operator.token, body: { canonical_id: operator.entityId } });
     expect(move.status).toBe(400);
     expect(move.body.errors).toEqual(['Alias cannot be updated as the given entity already has an alias for this mount']);
-    expect(await identityState()).toEqual(before);
+    expect(await identityState(c.root)).toEqual(before);
   });
 
   it('may merge, which hands it the merged entity\'s logins and groups (as Vault allows)', async () => {
