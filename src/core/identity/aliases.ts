@@ -1,6 +1,7 @@
 // Entity aliases: the link between a login on an auth mount (mount accessor + name) and an
 // entity. An entity holds at most one alias per mount accessor, and moving an alias to another
-// entity (which hands whoever logs in through it that entity's policies) needs sudo.
+// entity, or adding one to an entity that already has aliases (either hands whoever logs in
+// through it another user's entity and policies), needs sudo.
 
 import { badRequest } from '../../framework/errors';
 import { formatRFC3339Nano } from '../../framework/duration';
@@ -26,6 +27,8 @@ export interface AliasWrite {
   alias: AliasRecord;
   entityId: string;
 }
+
+const ADD_NEEDS_SUDO = 'root or sudo privileges required to add an alias to an entity that already has aliases';
 
 const sameMap = (a: Record<string, string>, b: Record<string, string>): boolean => {
   const ka = Object.keys(a);
@@ -67,6 +70,9 @@ export async function writeAlias(store: IdentityStore, dir: MountDirectory, inpu
     stored = await store.entity(input.canonicalId);
     if (!stored) throw badRequest('invalid canonical ID');
     if (await hasAliasOn(store, stored, input.mountAccessor)) throw badRequest('Alias already exists for requested entity and mount accessor');
+    // An entity someone already logs in as: a new login into it hands over that user's identity
+    // and policies, as moving an alias would. (A new, alias-less entity is the usual set-up flow.)
+    if (stored.aliasIds.length > 0 && !input.sudo) throw badRequest(ADD_NEEDS_SUDO);
   }
   const entity = stored ? { ...stored, aliasIds: [...stored.aliasIds] } : await newEntity(store, now);
   const time = formatRFC3339Nano(now);

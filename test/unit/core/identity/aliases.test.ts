@@ -1,5 +1,6 @@
 // Entity aliases: creation (with or without an entity), one alias per mount accessor per entity,
-// updates by id or by mount accessor + name, moving between entities only with sudo, deletion.
+// updates by id or by mount accessor + name, moving between entities (or joining an entity that
+// already has aliases) only with sudo, deletion.
 import { describe, expect, it } from 'vitest';
 import { deleteAlias, writeAlias, type AliasInput } from '../../../../src/core/identity/aliases';
 import { upsertEntity } from '../../../../src/core/identity/entities';
@@ -35,6 +36,19 @@ describe('creating aliases', () => {
     expect(written!.entityId).toBe(entity.id);
     expect((await store.entity(entity.id))?.aliasIds).toEqual([written!.alias.id]);
     expect(await takeNotice(mem)).toBe(true);
+  });
+
+  it('adds a login to an entity that already has aliases only with sudo (it hands over that user)', async () => {
+    const { mem, store } = fresh();
+    const victim = await entityWithAlias(store, 'victim', USERPASS);
+    const before = snapshot(mem);
+    expect(await refusal(writeAlias(store, dir, input({ name: 'attacker', mountAccessor: JWT, canonicalId: victim.entityId })))).toBe(
+      'root or sudo privileges required to add an alias to an entity that already has aliases',
+    );
+    expect(snapshot(mem)).toEqual(before);
+    const added = await writeAlias(store, dir, input({ name: 'victim-sso', mountAccessor: JWT, canonicalId: victim.entityId, sudo: true }));
+    expect(added!.entityId).toBe(victim.entityId);
+    expect((await store.entity(victim.entityId))?.aliasIds).toEqual([victim.aliasId, added!.alias.id]);
   });
 
   it('marks aliases on local mounts local', async () => {
@@ -96,7 +110,7 @@ describe('updating aliases', () => {
   it('refuses moving an alias onto a mount where its entity already has one', async () => {
     const { store } = fresh();
     const { entityId, aliasId } = await entityWithAlias(store, 'gina');
-    await writeAlias(store, dir, input({ name: 'gina', mountAccessor: JWT, canonicalId: entityId }));
+    await writeAlias(store, dir, input({ name: 'gina', mountAccessor: JWT, canonicalId: entityId, sudo: true }));
     expect(await refusal(writeAlias(store, dir, input({ id: aliasId, mountAccessor: JWT })))).toBe(
       "Alias cannot be updated as the entity already has an alias for the given 'mount_accessor'",
     );
