@@ -1,8 +1,8 @@
 // The physical layer over a Durable Object's SQLite database. Keys are stored with their parent
 // folder, and folders are reference-counted, so listing a folder costs the size of that folder,
-// not of the whole mount.
+// not of the whole mount. A scan is a range of the primary-key index: a page costs its size.
 
-import { assertFolderPrefix, type StorageOp } from '../src/framework/storage';
+import { assertFolderPrefix, compareKeys, type StorageOp } from '../src/framework/storage';
 import type { Physical } from '../src/core/physical';
 
 const SCHEMA = `
@@ -49,6 +49,22 @@ export class SqlPhysical implements Physical {
     for (const r of this.sql.exec<{ k: string }>('SELECT key AS k FROM coffer_kv WHERE parent = ?', prefix)) names.push(r.k.slice(prefix.length));
     for (const r of this.sql.exec<{ k: string }>('SELECT path AS k FROM coffer_dirs WHERE parent = ?', prefix)) names.push(r.k.slice(prefix.length));
     return names.sort();
+  }
+
+  scan(prefix: string, after: string, limit: number): string[] {
+    assertFolderPrefix(prefix);
+    if (limit <= 0) return [];
+    // SQLite compares TEXT bytewise (UTF-8), which is compareKeys' order. Every key below "p/"
+    // is below "p0" ('0' follows '/'). One lower bound only, so the index range starts there
+    // (given two, SQLite may start at the other and filter row by row).
+    const fromAfter = compareKeys(after, prefix) >= 0;
+    const lower = fromAfter ? 'key > ?' : 'key >= ?';
+    const bound = fromAfter ? after : prefix;
+    const cursor =
+      prefix === ''
+        ? this.sql.exec<{ k: string }>(`SELECT key AS k FROM coffer_kv WHERE ${lower} ORDER BY key LIMIT ?`, bound, limit)
+        : this.sql.exec<{ k: string }>(`SELECT key AS k FROM coffer_kv WHERE ${lower} AND key < ? ORDER BY key LIMIT ?`, bound, `${prefix.slice(0, -1)}0`, limit);
+    return cursor.toArray().map((r) => r.k);
   }
 
   apply(ops: StorageOp[]): void {

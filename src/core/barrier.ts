@@ -51,6 +51,11 @@ export class BarrierStorage implements BatchStorage {
     return this.physical.list(prefix);
   }
 
+  /** Keys are not encrypted, so a scan is the physical layer's (an index range, in SQLite). */
+  async scan(prefix: string, after: string, limit: number): Promise<string[]> {
+    return this.physical.scan(prefix, after, limit);
+  }
+
   async applyBatch(ops: StorageOp[]): Promise<void> {
     for (const op of ops) {
       if (op.value !== null && op.value.length > this.maxEntrySize) throw entryTooLarge(op.value.length, this.maxEntrySize);

@@ -1,6 +1,8 @@
 // The storage contract every engine sees. Keys are '/'-separated paths; values are bytes.
 // list(prefix) returns the direct children of a folder prefix ("" or ending in '/'), sorted,
-// with sub-folders as "name/" — Vault's logical.Storage semantics.
+// with sub-folders as "name/" — Vault's logical.Storage semantics. scan(prefix, after, limit)
+// pages through every key below a folder in key order, so an engine can walk a large subtree a
+// page at a time without listing whole folders.
 
 import { CofferError } from './errors';
 import { fromUtf8, utf8 } from '../crypto/encoding';
@@ -10,6 +12,11 @@ export interface Storage {
   put(key: string, value: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
   list(prefix: string): Promise<string[]>;
+  /**
+   * Full keys below the folder `prefix` (at any depth), in key order (compareKeys), strictly
+   * after `after` ("" = from the start), at most `limit` of them.
+   */
+  scan(prefix: string, after: string, limit: number): Promise<string[]>;
 }
 
 export interface StorageOp {
@@ -46,6 +53,32 @@ export function childName(prefix: string, key: string): string | null {
   const rest = key.slice(prefix.length);
   const slash = rest.indexOf('/');
   return slash < 0 ? rest : rest.slice(0, slash + 1);
+}
+
+/**
+ * Key order: the byte order of the keys' UTF-8 form (what SQLite's BINARY collation uses), which
+ * is code point order. JavaScript's `<` compares UTF-16 units and differs from it only when
+ * surrogate pairs meet U+E000..U+FFFF.
+ */
+export function compareKeys(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** Moves surrogates above U+E000..U+FFFF, where the code points they encode belong. */
+const codePointRank = (unit: number): number => (unit >= 0xe000 ? unit - 0x800 : unit >= 0xd800 ? unit + 0x2000 : unit);
+
+/** scan() over an in-memory key set (for in-memory implementations). */
+export function scanKeys(keys: Iterable<string>, prefix: string, after: string, limit: number): string[] {
+  assertFolderPrefix(prefix);
+  const out: string[] = [];
+  for (const key of keys) if (key.startsWith(prefix) && compareKeys(key, after) > 0) out.push(key);
+  return out.sort(compareKeys).slice(0, Math.max(0, limit));
 }
 
 /** The sorted, distinct children of `prefix` among `keys` (for in-memory implementations). */
@@ -98,6 +131,10 @@ export class PrefixedStorage implements Storage {
   list(prefix: string) {
     return this.inner.list(this.prefix + prefix);
   }
+  async scan(prefix: string, after: string, limit: number) {
+    const keys = await this.inner.scan(this.prefix + prefix, after === '' ? '' : this.prefix + after, limit);
+    return keys.map((k) => k.slice(this.prefix.length));
+  }
 }
 
 /** A transaction seen through a key prefix; committing commits the underlying transaction. */
@@ -108,6 +145,7 @@ export function prefixedTransaction(tx: Transaction, prefix: string): Transactio
     put: (k, v) => view.put(k, v),
     delete: (k) => view.delete(k),
     list: (p) => view.list(p),
+    scan: (p, a, l) => view.scan(p, a, l),
     commit: () => tx.commit(),
   };
 }
@@ -128,6 +166,9 @@ export class MemoryStorage implements BatchStorage {
   }
   async list(prefix: string) {
     return childrenOf(this.data.keys(), prefix);
+  }
+  async scan(prefix: string, after: string, limit: number) {
+    return scanKeys(this.data.keys(), prefix, after, limit);
   }
   async applyBatch(ops: StorageOp[]) {
     ops.forEach((op) => assertKey(op.key));
@@ -178,6 +219,19 @@ export class StorageTransaction implements Transaction {
       if (children.has(folder) && (await this.list(prefix + folder)).length === 0) children.delete(folder);
     }
     return [...children].sort();
+  }
+  async scan(prefix: string, after: string, limit: number): Promise<string[]> {
+    assertFolderPrefix(prefix);
+    const inRange = (key: string) => key.startsWith(prefix) && compareKeys(key, after) > 0;
+    const pending = [...this.pending].filter(([key]) => inRange(key));
+    // Each pending delete can hide one stored key of the page: fetch that many more.
+    const deletes = pending.filter(([, value]) => value === null).length;
+    const keys = new Set(await this.inner.scan(prefix, after, limit + deletes));
+    for (const [key, value] of pending) {
+      if (value === null) keys.delete(key);
+      else keys.add(key);
+    }
+    return [...keys].sort(compareKeys).slice(0, Math.max(0, limit));
   }
 
   async commit(): Promise<void> {

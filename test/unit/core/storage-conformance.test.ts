@@ -74,6 +74,23 @@ const cases: Record<string, (s: Storage) => Promise<void>> = {
   'put refuses malformed keys': async (s) => {
     for (const k of ['', 'a/', '/a', 'a//b']) await expect(s.put(k, utf8('x'))).rejects.toThrow('invalid storage key');
   },
+  'scan pages through every key below a folder, in key order, after a key, up to a limit': async (s) => {
+    for (const k of ['t/b', 't/a/x', 't/a-b', 't/a/y/z', 't/c', 'u/q', 'tt', 's']) await put(s, k);
+    expect(await s.scan('t/', '', 100)).toEqual(['t/a-b', 't/a/x', 't/a/y/z', 't/b', 't/c']);
+    expect(await s.scan('t/', '', 2)).toEqual(['t/a-b', 't/a/x']);
+    expect(await s.scan('t/', 't/a/x', 2)).toEqual(['t/a/y/z', 't/b']);
+    expect(await s.scan('t/', 't/c', 2)).toEqual([]);
+    expect(await s.scan('t/', 'a', 1)).toEqual(['t/a-b']);
+    expect(await s.scan('', 't/b', 3)).toEqual(['t/c', 'tt', 'u/q']);
+    expect(await s.scan('', '', 0)).toEqual([]);
+    expect(await s.scan('missing/', '', 10)).toEqual([]);
+    await expect(s.scan('t', '', 1)).rejects.toThrow('must be empty or end with "/"');
+  },
+  'scan orders keys by code point (as UTF-8 bytes), not by UTF-16 units': async (s) => {
+    for (const k of ['o/\u{1F600}', 'o/\uFF01', 'o/z', 'o/\u00E9']) await put(s, k);
+    expect(await s.scan('o/', '', 10)).toEqual(['o/z', 'o/\u00E9', 'o/\uFF01', 'o/\u{1F600}']);
+    expect(await s.scan('o/', 'o/\uFF01', 10)).toEqual(['o/\u{1F600}']);
+  },
   'values of 512 KiB round-trip': async (s) => {
     const big = Uint8Array.from({ length: 512 * 1024 }, (_, i) => (i * 31) & 0xff);
     await s.put('big', big);
@@ -131,6 +148,19 @@ describe('StorageTransaction', () => {
     expect(await tx.list('')).toEqual(['f/']);
   });
 
+  it('scan sees the transaction\'s own puts and deletes, and still fills the page', async () => {
+    const base = new MemoryStorage();
+    for (const k of ['d/1', 'd/2', 'd/3', 'd/4', 'd/5']) await put(base, k);
+    const tx = new StorageTransaction(base);
+    await tx.delete('d/1');
+    await tx.delete('d/2');
+    await put(tx, 'd/25');
+    await put(tx, 'd/9');
+    expect(await tx.scan('d/', '', 3)).toEqual(['d/25', 'd/3', 'd/4']);
+    expect(await tx.scan('d/', 'd/4', 10)).toEqual(['d/5', 'd/9']);
+    expect(await base.scan('d/', '', 10)).toEqual(['d/1', 'd/2', 'd/3', 'd/4', 'd/5']);
+  });
+
   it('a dropped transaction leaves the storage untouched', async () => {
     const base = new MemoryStorage();
     const tx = new StorageTransaction(base);
@@ -164,6 +194,32 @@ describe('SqlPhysical', () => {
       cursor.toArray();
       expect(cursor.rowsRead).toBeLessThan(5);
       expect(p.list('small/')).toEqual(['one']);
+    });
+  });
+
+  it('scans a page of a large table reading only about that page', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      // The real storage, with the cursor of each query kept to count the rows it read.
+      let last: SqlStorageCursor<Record<string, SqlStorageValue>> | null = null;
+      const sql = { exec: (query: string, ...binds: unknown[]) => (last = state.storage.sql.exec(query, ...binds)) };
+      const watched = { sql, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage;
+      const p = new SqlPhysical(watched);
+      p.apply(Array.from({ length: 5000 }, (_, i) => ({ key: `bulk/${String(i).padStart(5, '0')}`, value: utf8('v') })));
+      const rowsRead = (run: () => string[]) => {
+        const out = run();
+        return { out, rows: last!.rowsRead };
+      };
+      const afterKey = rowsRead(() => p.scan('bulk/', 'bulk/02500', 3));
+      expect(afterKey.out).toEqual(['bulk/02501', 'bulk/02502', 'bulk/02503']);
+      expect(afterKey.rows).toBeLessThan(10);
+      const fromStart = rowsRead(() => p.scan('bulk/', '', 2));
+      expect(fromStart.out).toEqual(['bulk/00000', 'bulk/00001']);
+      expect(fromStart.rows).toBeLessThan(10);
+      expect(rowsRead(() => p.scan('bulk/', 'a', 1)).out).toEqual(['bulk/00000']);
+      const whole = rowsRead(() => p.scan('', 'bulk/04998', 5));
+      expect(whole.out).toEqual(['bulk/04999']);
+      expect(whole.rows).toBeLessThan(10);
     });
   });
 });
