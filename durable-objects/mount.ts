@@ -45,6 +45,8 @@ interface Hosted {
   leases: LeaseManager;
 }
 
+const earliest = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
+
 const isLegacyUnwrap = (wire: WireRequest, prefix: string): boolean =>
   wire.operation === 'read' && wire.wrapTTL === 0 && relativePath(wire.path, prefix) === 'response';
 
@@ -131,8 +133,36 @@ export class MountObject extends DurableObject<Env> {
     const entry = await this.loadEntry().catch(() => null);
     if (!entry) return;
     if (entry.type === 'identity') await this.writes.run(() => this.announceIdentityChange());
-    const next = await this.writes.run(() => this.host(entry).leases.tick());
+    const hosted = this.host(entry);
+    const next = await this.writes.run(async () => earliest(await hosted.leases.tick(), await this.runPeriodic(hosted)));
     if (next !== null) await this.wakeAt(next);
+  }
+
+  /**
+   * The backend's own timed work (Backend.periodic), in a transaction of its own. Callers hold
+   * the write mutex. A throw leaves nothing half-done; from the alarm it makes the alarm retry.
+   */
+  private async runPeriodic(hosted: Hosted): Promise<number | null> {
+    if (!hosted.backend.periodic) return null;
+    const tx = this.barrier.transaction();
+    const next = await hosted.backend.periodic(prefixedTransaction(tx, LOGICAL_PREFIX), Date.now());
+    await tx.commit();
+    return next;
+  }
+
+  /**
+   * After a write: a write may have scheduled work (a version's deletion_time), and retried
+   * writes keep a v1→v2 upgrade moving even if its alarm was lost. Failures only postpone it.
+   */
+  private async afterWrite(hosted: Hosted): Promise<void> {
+    if (!hosted.backend.periodic) return;
+    try {
+      const next = await this.runPeriodic(hosted);
+      if (next !== null) await this.wakeAt(next);
+    } catch (e) {
+      console.error('periodic work after a write failed; retrying from the alarm', e);
+      await this.wakeAt(Date.now() + 1000);
+    }
   }
 
   /** Called by the SystemObject when the mount is enabled, tuned or moved. */
@@ -141,6 +171,8 @@ export class MountObject extends DurableObject<Env> {
       const previous = await this.loadEntry();
       await putJSON(this.barrier, ENTRY_KEY, entry);
       this.entry = entry;
+      // A backend with timed work may have some to do under its new settings (kv tuned to v2: the upgrade).
+      if (this.host(entry).backend.periodic) await this.wakeAt(Date.now());
       // A moved mount's leases carry the new path in their ids, as in Vault.
       if (previous && routePrefix(previous) !== routePrefix(entry)) await this.host(entry).leases.rebase(routePrefix(previous));
     });
@@ -406,7 +438,15 @@ export class MountObject extends DurableObject<Env> {
         });
       };
       const readOnly = (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !backend.secretTypes;
-      const response = readOnly ? await run() : await this.writes.run(() => this.thenAnnounce(entry, run));
+      const response = readOnly
+        ? await run()
+        : await this.writes.run(async () => {
+            try {
+              return await this.thenAnnounce(entry, run);
+            } finally {
+              await this.afterWrite(hosted);
+            }
+          });
       return { kind: 'ok', response };
     } catch (e) {
       return errorResult(trail ? await trail.failed(e) : e);

@@ -159,6 +159,13 @@ export interface Backend {
    * revoked or expires. Its presence makes the host register as the token's dependant on writes.
    */
   forgetToken?(accessor: string, storage: Storage): Promise<void>;
+  /**
+   * Timed work the backend does on its own (KV v2: versions reaching their deletion_time, the
+   * v1→v2 upgrade). The host calls it from its alarm and after every write, alone and in a
+   * transaction of its own, and wakes again at the time it returns (ms since the epoch; null:
+   * nothing scheduled). It must be idempotent: a failed run is simply run again later.
+   */
+  periodic?(storage: Storage, now: number): Promise<number | null>;
 }
 
 /** Vault's special-path globs: exact, or prefix when ending in '*'. */
