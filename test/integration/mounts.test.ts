@@ -86,7 +86,6 @@ describe('enabling secrets engines', () => {
     ['authtype', { type: 'token' }, 'plugin not found in the catalog: token'],
     ['builtin', { type: 'cubbyhole' }, 'cubbyhole secrets backend cannot be instantiated at another path'],
     ['kvbad', { type: 'kv', options: { version: '3' } }, 'invalid kv version "3": versions 1 and 2 are supported'],
-    ['kvtwo', { type: 'kv-v2' }, 'KV version 2 is not available in this Coffer release yet; enable kv with version 1'],
     ['ttl', { type: 'kv', config: { default_lease_ttl: '2h', max_lease_ttl: '1h' } }, 'given default lease TTL greater than given max lease TTL'],
     ['ttlmax', { type: 'kv', config: { max_lease_ttl: '800h' } }, 'given max lease TTL greater than system max lease TTL'],
     ['ttlbad', { type: 'kv', config: { default_lease_ttl: 'soon' } }, 'error converting input "soon" for field "default_lease_ttl": time: invalid duration "soon"'],

@@ -1,10 +1,13 @@
-// The kv secrets engine. Version 1 (unversioned) is served here; options.version picks the version.
+// The kv secrets engine: options.version picks version 1 (unversioned, passthrough.ts) or 2
+// (versioned, v2/). Tuning a mount from 1 to 2 upgrades its data in place (v2/upgrade.ts).
 
 import type { Backend } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import { passthroughPaths } from './passthrough';
+import { kvV2Backend } from './v2';
 
-export function kvBackend(): Backend {
+export function kvBackend(options: Record<string, string> | null): Backend {
+  if (options?.version === '2') return kvV2Backend();
   return { type: 'kv', paths: passthroughPaths({ storageFor: (req) => req.storage, leaseHints: true }) };
 }
 
@@ -18,9 +21,6 @@ export function validateKvOptions(
     throw badRequest(`invalid kv version "${version}": versions 1 and 2 are supported`);
   }
   if (previous?.version === '2' && version !== '2') throw badRequest('cannot downgrade mount from version 2');
-  if (version === '2') {
-    throw badRequest('KV version 2 is not available in this Coffer release yet; enable kv with version 1');
-  }
   const out = { ...options };
   if (out.version === '') delete out.version;
   return Object.keys(out).length > 0 ? out : null;

@@ -1,0 +1,38 @@
+// KV version 2: versioned secrets (mount type kv with options.version "2"). Each concern has its
+// file: layout (storage keys), model (the version state machine), store (records and indexes),
+// views (wire shapes), one file per group of paths, timers (deletion times) and upgrade (v1→v2).
+
+import type { Backend, Handler } from '../../../framework/backend';
+import type { Storage } from '../../../framework/storage';
+import { configPath } from './config';
+import type { Kv2Context } from './context';
+import { dataPath } from './data';
+import { invalidPath } from './invalid';
+import { metadataPath } from './metadata';
+import { subkeysPath } from './subkeys';
+import { sweepDue } from './timers';
+import { UpgradeGate } from './upgrade';
+import { versionPaths } from './versions';
+
+export function kvV2Backend(): Backend {
+  const upgrade = new UpgradeGate();
+  const ctx: Kv2Context = {
+    guard:
+      (handler: Handler): Handler =>
+      async (req, f) => {
+        await upgrade.check(req.storage);
+        // Awaited, not returned: a rejection adopted later shows as unhandled in workerd.
+        return await handler(req, f);
+      },
+  };
+  return {
+    type: 'kv',
+    // The catch-all comes last, so every valid path is matched first.
+    paths: [configPath(ctx), dataPath(ctx), metadataPath(ctx), ...versionPaths(ctx), subkeysPath(ctx), invalidPath()],
+    periodic: async (storage: Storage, now: number) => {
+      // While plain v1 keys remain, migrate a chunk per run and come back at once.
+      if (!(await upgrade.step(storage, now))) return now;
+      return sweepDue(storage, now);
+    },
+  };
+}

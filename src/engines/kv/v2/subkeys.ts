@@ -1,0 +1,50 @@
+// <mount>/subkeys/<path>: a version's structure with every value replaced by null. depth 0 is
+// unlimited; at depth N, maps N levels down become leaves too (null), so no value can leak.
+
+import type { PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import { PATH_FIELD, type Kv2Context } from './context';
+import { requestedVersion } from './data';
+import { isLive } from './model';
+import { rawEnvelope } from './raw';
+import { readMeta, readVersionData } from './store';
+import { versionMetadata } from './views';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The keys of `data` to `maxDepth` levels (0: all), leaves and empty maps as null. */
+export function subkeys(data: Record<string, unknown>, maxDepth: number, depth = 1): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(data)) {
+    const expand = isObject(v) && Object.keys(v).length > 0 && (maxDepth === 0 || depth + 1 <= maxDepth);
+    Object.defineProperty(out, k, { value: expand ? subkeys(v, maxDepth, depth + 1) : null, enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}
+
+export function subkeysPath(ctx: Kv2Context): PathDef {
+  return {
+    pattern: 'subkeys/(?<path>.*)',
+    summary: 'Read the structure of a secret, its values removed.',
+    fields: {
+      path: PATH_FIELD,
+      version: { type: 'int', description: 'The version to read (0: the current one).' },
+      depth: { type: 'int', description: 'Deepest level to show (0: no limit); maps at that level appear as null.' },
+    },
+    operations: {
+      read: ctx.guard(async (req, f) => {
+        const depth = f.get<number>('depth');
+        if (depth < 0) throw badRequest('depth must be zero (no limit) or a positive number');
+        const path = f.get<string>('path');
+        const meta = await readMeta(req.storage, path);
+        if (!meta) throw notFound();
+        const version = requestedVersion(f, meta);
+        const v = meta.versions[version];
+        if (!v) throw notFound();
+        const metadata = versionMetadata(meta, version);
+        if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { subkeys: null, metadata });
+        return { data: { subkeys: subkeys(await readVersionData(req.storage, path, version), depth), metadata } };
+      }),
+    },
+  };
+}
