@@ -41,9 +41,10 @@ async function firstStart(url) {
   const init = await api(url, 'PUT', 'sys/init', { recovery_shares: 1, recovery_threshold: 1 });
   const initFile = path.join(dataDir, 'init.json');
   writeFileSync(initFile, JSON.stringify(init, null, 2) + '\n', { mode: 0o600 });
-  await api(url, 'POST', 'sys/mounts/secret', { type: 'kv', description: 'key/value secret storage', options: { version: '1' } }, init.root_token);
+  // As Vault's dev server does: versioned KV at secret/.
+  await api(url, 'POST', 'sys/mounts/secret', { type: 'kv', description: 'key/value secret storage', options: { version: '2' } }, init.root_token);
   say(`Initialised a new cluster; the root token and the recovery key are in ${initFile}`);
-  say('Mounted a kv secrets engine at secret/.');
+  say('Mounted a kv version 2 secrets engine at secret/.');
 }
 
 async function main() {

@@ -62,8 +62,8 @@ beforeAll(async () => {
   server = await startLauncher(dataDir);
   token = readInit(dataDir).root_token;
   expect((await call('PUT', 'sys/audit/file', { type: 'file', options: { file_path: 'stdout', prefix: PREFIX } })).status).toBe(204);
-  expect((await call('PUT', 'secret/app', { password: 'e2e-audit-secret', port: 5432 })).status).toBe(204);
-  expect((await call('GET', 'secret/app')).body.data.password).toBe('e2e-audit-secret');
+  expect((await call('POST', 'secret/data/app', { data: { password: 'e2e-audit-secret', port: 5432 } })).status).toBe(200);
+  expect((await call('GET', 'secret/data/app')).body.data.data.password).toBe('e2e-audit-secret');
   expect((await call('POST', 'auth/token/create', { policies: ['default'], ttl: '1h' })).status).toBe(200);
   expect((await call('GET', 'secret/missing')).status).toBe(404);
   expect((await call('GET', 'sys/mounts')).status).toBe(200);
@@ -161,7 +161,7 @@ describe('across a restart', () => {
     earlierOutput = server.output();
     expect(await server.stop('SIGTERM')).toBe(0);
     server = await startLauncher(dataDir);
-    expect((await call('GET', 'secret/app')).status).toBe(200);
+    expect((await call('GET', 'secret/data/app')).status).toBe(200);
     const all = await capture(before + 2);
     const v = await verify('restart.log', all);
     expect(v.code).toBe(0);

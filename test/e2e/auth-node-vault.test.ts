@@ -29,13 +29,15 @@ describe('tokens, policies and wrapping with node-vault', () => {
   beforeAll(async () => {
     server = await startLauncher(tempDir('coffer-e2e-auth-'), { COFFER_DEV_ROOT_TOKEN: ROOT_TOKEN });
     root = client(ROOT_TOKEN);
-    await root.write('secret/app/db', { user: 'app', password: 'pw1' });
-    await root.write('secret/ops/key', { value: 'hidden' });
+    // These flows use unversioned KV paths; secret/ is KV v2 (test/e2e/kv2-node-vault.test.ts).
+    await root.mount({ mount_point: 'kv', type: 'kv', options: { version: '1' } });
+    await root.write('kv/app/db', { user: 'app', password: 'pw1' });
+    await root.write('kv/ops/key', { value: 'hidden' });
     await root.addPolicy({
       name: 'app',
       rules: [
-        'path "secret/app/*" { capabilities = ["read", "list"] }',
-        'path "secret/app/config" { capabilities = ["create", "update", "read"] }',
+        'path "kv/app/*" { capabilities = ["read", "list"] }',
+        'path "kv/app/config" { capabilities = ["create", "update", "read"] }',
       ].join('\n'),
     });
   });
@@ -48,15 +50,15 @@ describe('tokens, policies and wrapping with node-vault', () => {
     expect(created.auth.policies).toEqual(['app', 'default']);
     const app = client(created.auth.client_token);
 
-    expect((await app.read('secret/app/db')).data).toEqual({ user: 'app', password: 'pw1' });
-    expect((await app.list('secret/app')).data.keys).toEqual(['db']);
-    await app.write('secret/app/config', { level: 'debug' });
-    expect((await app.read('secret/app/config')).data).toEqual({ level: 'debug' });
+    expect((await app.read('kv/app/db')).data).toEqual({ user: 'app', password: 'pw1' });
+    expect((await app.list('kv/app')).data.keys).toEqual(['db']);
+    await app.write('kv/app/config', { level: 'debug' });
+    expect((await app.read('kv/app/config')).data).toEqual({ level: 'debug' });
 
     for (const attempt of [
-      app.write('secret/app/db', { password: 'stolen' }),
-      app.read('secret/ops/key'),
-      app.delete('secret/app/db'),
+      app.write('kv/app/db', { password: 'stolen' }),
+      app.read('kv/ops/key'),
+      app.delete('kv/app/db'),
       app.mounts(),
       app.addPolicy({ name: 'mine', rules: 'path "*" { capabilities = ["sudo"] }' }),
       app.tokenCreate({ policies: ['root'] }),
@@ -64,7 +66,7 @@ describe('tokens, policies and wrapping with node-vault', () => {
       expect(await failure(attempt)).toEqual({ status: 403, error: '1 error occurred:\n\t* permission denied\n\n' });
     }
     // Nothing the refused calls tried took effect.
-    expect((await root.read('secret/app/db')).data.password).toBe('pw1');
+    expect((await root.read('kv/app/db')).data.password).toBe('pw1');
   });
 
   it('looks up, renews and revokes itself', async () => {
@@ -88,17 +90,17 @@ describe('tokens, policies and wrapping with node-vault', () => {
     const child = await client(parentToken).tokenCreate({ policies: ['app'], ttl: '30m' });
     expect(child.auth.orphan).toBe(false);
     await root.tokenRevoke({ token: parentToken });
-    expect((await failure(client(child.auth.client_token).read('secret/app/db'))).status).toBe(403);
+    expect((await failure(client(child.auth.client_token).read('kv/app/db'))).status).toBe(403);
 
     const other = await mint({ policies: ['app'], ttl: '1h' });
     await root.tokenRevokeAccessor({ accessor: other.auth.accessor });
-    expect((await failure(client(other.auth.client_token).read('secret/app/db'))).status).toBe(403);
+    expect((await failure(client(other.auth.client_token).read('kv/app/db'))).status).toBe(403);
   });
 
   it('wrapped responses unwrap exactly once', async () => {
-    const wrapped = await root.read('secret/app/db', { headers: { 'X-Vault-Wrap-TTL': '5m' } });
+    const wrapped = await root.read('kv/app/db', { headers: { 'X-Vault-Wrap-TTL': '5m' } });
     expect(wrapped.data).toBeNull();
-    expect(wrapped.wrap_info).toMatchObject({ ttl: 300, creation_path: 'secret/app/db' });
+    expect(wrapped.wrap_info).toMatchObject({ ttl: 300, creation_path: 'kv/app/db' });
 
     // An unprivileged holder unwraps with its own token (the default policy allows it)...
     const holder = client((await mint({ policies: ['default'], ttl: '1h' })).auth.client_token);
@@ -111,6 +113,6 @@ describe('tokens, policies and wrapping with node-vault', () => {
     const wrappedToken = await mint({ policies: ['app'], ttl: '1h', requestOptions: { headers: { 'X-Vault-Wrap-TTL': '60' } } });
     const auth = (await client(wrappedToken.wrap_info.token).unwrap({})).auth;
     expect(auth.accessor).toBe(wrappedToken.wrap_info.wrapped_accessor);
-    expect((await client(auth.client_token).read('secret/app/db')).data.user).toBe('app');
+    expect((await client(auth.client_token).read('kv/app/db')).data.user).toBe('app');
   });
 });

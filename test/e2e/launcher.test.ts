@@ -21,6 +21,8 @@ describe('the launcher with node-vault', () => {
   beforeAll(async () => {
     server = await startLauncher(dataDir);
     vault = client(server.url, readInit(dataDir).root_token);
+    // secret/ is KV v2 (as Vault's dev server has it); the unversioned flows use their own mount.
+    await vault.mount({ mount_point: 'kv', type: 'kv', options: { version: '1' } });
   });
   afterAll(async () => {
     await server?.stop();
@@ -44,7 +46,8 @@ describe('the launcher with node-vault', () => {
 
   it('has kv mounted at secret/ and manages mounts', async () => {
     const mounts = await vault.mounts();
-    expect(mounts.data['secret/']).toMatchObject({ type: 'kv', options: { version: '1' } });
+    expect(mounts.data['secret/']).toMatchObject({ type: 'kv', options: { version: '2' } });
+    expect(mounts.data['kv/']).toMatchObject({ type: 'kv', options: { version: '1' } });
     await vault.mount({ mount_point: 'extra', type: 'kv', description: 'from node-vault' });
     expect((await vault.mounts())['extra/'].description).toBe('from node-vault');
     await vault.remount({ from: 'extra', to: 'moved' });
@@ -54,26 +57,26 @@ describe('the launcher with node-vault', () => {
   });
 
   it('writes, reads, lists and deletes KV v1 secrets', async () => {
-    await vault.write('secret/app/config', { password: secret, port: 5432 });
-    await vault.write('secret/app/other', { a: 'b' });
-    const read = await vault.read('secret/app/config');
+    await vault.write('kv/app/config', { password: secret, port: 5432 });
+    await vault.write('kv/app/other', { a: 'b' });
+    const read = await vault.read('kv/app/config');
     expect(read.data).toEqual({ password: secret, port: 5432 });
     expect(read.lease_duration).toBe(2764800);
-    expect((await vault.list('secret/app')).data.keys).toEqual(['config', 'other']);
-    await vault.delete('secret/app/other');
-    expect((await vault.list('secret/app')).data.keys).toEqual(['config']);
+    expect((await vault.list('kv/app')).data.keys).toEqual(['config', 'other']);
+    await vault.delete('kv/app/other');
+    expect((await vault.list('kv/app')).data.keys).toEqual(['config']);
   });
 
   it('surfaces Vault errors the way node-vault expects', async () => {
-    await expect(vault.read('secret/missing')).rejects.toMatchObject({ response: { statusCode: 404 } });
+    await expect(vault.read('kv/missing')).rejects.toMatchObject({ response: { statusCode: 404 } });
     const stranger = client(server.url, 'hvs.not-a-token');
-    await expect(stranger.read('secret/app/config')).rejects.toThrow(/permission denied/);
-    await expect(vault.write('secret/empty', {})).rejects.toThrow('missing data fields');
+    await expect(stranger.read('kv/app/config')).rejects.toThrow(/permission denied/);
+    await expect(vault.write('kv/empty', {})).rejects.toThrow('missing data fields');
   });
 
   it('accepts a GET that carries a JSON body, as hvac sends', async () => {
     const { token } = { token: readInit(dataDir).root_token };
-    const url = new URL(`${server.url}/v1/secret/app/config`);
+    const url = new URL(`${server.url}/v1/kv/app/config`);
     const body = JSON.stringify({ ignored: true });
     const status = await new Promise<number>((resolve, reject) => {
       const req = http.request(
@@ -92,12 +95,12 @@ describe('the launcher with node-vault', () => {
   it('seals and unseals with the recovery key from init.json', async () => {
     await vault.seal();
     expect((await vault.status()).sealed).toBe(true);
-    await expect(vault.read('secret/app/config')).rejects.toThrow('Vault is sealed');
+    await expect(vault.read('kv/app/config')).rejects.toThrow('Vault is sealed');
     const health = await vault.health();
     expect(health.sealed).toBe(true);
     const res = await vault.unseal({ key: readInit(dataDir).recovery_keys[0] });
     expect(res.sealed).toBe(false);
-    expect((await vault.read('secret/app/config')).data.password).toBe(secret);
+    expect((await vault.read('kv/app/config')).data.password).toBe(secret);
   });
 
   it('generates a new root token through generate-root', async () => {
@@ -126,7 +129,7 @@ describe('the launcher with node-vault', () => {
     server = await startLauncher(dataDir);
     vault = client(server.url, init.root_token);
     expect(readInit(dataDir).root_token).toBe(init.root_token);
-    expect((await vault.read('secret/app/config')).data.password).toBe(secret);
+    expect((await vault.read('kv/app/config')).data.password).toBe(secret);
   });
 
   it('stops on SIGINT (Ctrl-C) with exit code 0', async () => {
@@ -141,8 +144,8 @@ describe('COFFER_DEV_ROOT_TOKEN', () => {
     try {
       expect(readInit(dataDir).root_token).toBe('dev-only-token');
       const vault = client(server.url, 'dev-only-token');
-      await vault.write('secret/x', { y: 'z' });
-      expect((await vault.read('secret/x')).data).toEqual({ y: 'z' });
+      await vault.write('secret/data/x', { data: { y: 'z' } });
+      expect((await vault.read('secret/data/x')).data.data).toEqual({ y: 'z' });
     } finally {
       expect(await server.stop()).toBe(0);
     }
