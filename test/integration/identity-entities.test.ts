@@ -19,7 +19,6 @@ const newEntity = async (body: Record<string, unknown> = {}) => (await ok('POST'
 const newAlias = async (body: Record<string, unknown>) =>
   (await ok('POST', 'identity/entity-alias', { mount_accessor: tokenAccessor, ...body })).body.data as { id: string; canonical_id: string };
 
-
 beforeAll(async () => {
   c = await initCluster();
   await ok('POST', 'sys/mounts/secret', { type: 'kv' });

@@ -19,7 +19,6 @@ const newEntity = async (body: Record<string, unknown> = {}) => (await ok('POST'
 const newGroup = async (body: Record<string, unknown> = {}) => (await ok('POST', 'identity/group', body)).body.data as { id: string; name: string };
 const readGroup = async (id: string) => (await root('GET', `identity/group/id/${id}`)).body.data;
 
-
 beforeAll(async () => {
   c = await initCluster();
   await ok('POST', 'sys/mounts/secret', { type: 'kv' });

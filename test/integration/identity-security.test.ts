@@ -32,7 +32,6 @@ async function victim(name: string) {
 
 const entityAliasOf = async (entityId: string) => (await root('GET', `identity/entity/id/${entityId}`)).body.data.aliases[0].id as string;
 
-
 /** What a token may do on the victim's secret and on a root-only path. */
 async function reach(token: string) {
   const caps = (await api('POST', 'sys/capabilities-self', { token, body: { paths: ['secret/victim/x', 'sys/mounts'] } })).body.data;

@@ -140,11 +140,22 @@ export async function entityList(store: IdentityStore, dir: MountDirectory, by: 
   return { keys, key_info: info };
 }
 
-export async function aliasList(store: IdentityStore, dir: MountDirectory): Promise<ListData> {
+/** The key_info entry of an entity or group alias in a listing. */
+interface ListedAlias {
+  id: string;
+  name: string;
+  canonicalId: string;
+  mountAccessor: string;
+  customMetadata: Record<string, string> | null;
+  metadata: Record<string, string> | null;
+  local: boolean;
+}
+
+async function listAliases(ids: string[], read: (id: string) => Promise<ListedAlias | null>, dir: MountDirectory): Promise<ListData> {
   const keys: string[] = [];
   const info: Record<string, unknown> = {};
-  for (const id of (await store.aliasIds()).sort()) {
-    const alias = await store.alias(id);
+  for (const id of ids.sort()) {
+    const alias = await read(id);
     if (!alias) continue;
     keys.push(alias.id);
     info[alias.id] = {
@@ -160,24 +171,20 @@ export async function aliasList(store: IdentityStore, dir: MountDirectory): Prom
   return { keys, key_info: info };
 }
 
+export async function aliasList(store: IdentityStore, dir: MountDirectory): Promise<ListData> {
+  return listAliases(await store.aliasIds(), (id) => store.alias(id), dir);
+}
+
+/** Group aliases carry no metadata and are never local. */
 export async function groupAliasList(store: IdentityStore, dir: MountDirectory): Promise<ListData> {
-  const keys: string[] = [];
-  const info: Record<string, unknown> = {};
-  for (const id of (await store.groupAliasIds()).sort()) {
-    const alias = await store.groupAlias(id);
-    if (!alias) continue;
-    keys.push(alias.id);
-    info[alias.id] = {
-      name: alias.name,
-      canonical_id: alias.canonicalId,
-      mount_accessor: alias.mountAccessor,
-      custom_metadata: null,
-      metadata: null,
-      local: false,
-      ...(await mountFields(dir, alias.mountAccessor)),
-    };
-  }
-  return { keys, key_info: info };
+  return listAliases(
+    await store.groupAliasIds(),
+    async (id) => {
+      const alias = await store.groupAlias(id);
+      return alias && { ...alias, customMetadata: null, metadata: null, local: false };
+    },
+    dir,
+  );
 }
 
 export async function groupList(store: IdentityStore, dir: MountDirectory, by: 'id' | 'name'): Promise<ListData> {
