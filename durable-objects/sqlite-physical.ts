@@ -1,16 +1,41 @@
 // The physical layer over a Durable Object's SQLite database. Keys are stored with their parent
 // folder, and folders are reference-counted, so listing a folder costs the size of that folder,
 // not of the whole mount. A scan is a range of the primary-key index: a page costs its size.
+//
+// A batch is written by one INSERT into the view coffer_apply, whose triggers write each row and
+// its folder counts: one statement is atomic in SQLite (a failure undoes all of it), so a batch
+// needs no savepoint, which costs more in a Durable Object than the rows themselves.
 
 import { assertFolderPrefix, compareKeys, type StorageOp } from '../src/framework/storage';
 import type { Physical } from '../src/core/physical';
+import { RecentValues } from './recent-values';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS coffer_kv (key TEXT PRIMARY KEY, parent TEXT NOT NULL, value BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS coffer_kv_parent ON coffer_kv (parent);
 CREATE TABLE IF NOT EXISTS coffer_dirs (path TEXT PRIMARY KEY, parent TEXT NOT NULL, count INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS coffer_dirs_parent ON coffer_dirs (parent);
+CREATE VIEW IF NOT EXISTS coffer_apply (key, parent, value, dirs) AS SELECT NULL, NULL, NULL, NULL;
+-- dirs: the JSON array of [folder, its parent] for every folder the key is in.
+CREATE TRIGGER IF NOT EXISTS coffer_apply_put_v1 INSTEAD OF INSERT ON coffer_apply WHEN NEW.value IS NOT NULL BEGIN
+  INSERT INTO coffer_dirs (path, parent, count)
+    SELECT d.value ->> 0, d.value ->> 1, 1 FROM json_each(NEW.dirs) AS d
+    WHERE NOT EXISTS (SELECT 1 FROM coffer_kv WHERE key = NEW.key)
+    ON CONFLICT(path) DO UPDATE SET count = count + 1;
+  INSERT INTO coffer_kv (key, parent, value) VALUES (NEW.key, NEW.parent, NEW.value)
+    ON CONFLICT(key) DO UPDATE SET value = excluded.value;
+END;
+CREATE TRIGGER IF NOT EXISTS coffer_apply_delete_v1 INSTEAD OF INSERT ON coffer_apply WHEN NEW.value IS NULL BEGIN
+  UPDATE coffer_dirs SET count = count - 1
+    WHERE path IN (SELECT d.value ->> 0 FROM json_each(NEW.dirs) AS d)
+    AND EXISTS (SELECT 1 FROM coffer_kv WHERE key = NEW.key);
+  DELETE FROM coffer_kv WHERE key = NEW.key;
+  DELETE FROM coffer_dirs WHERE count <= 0 AND path IN (SELECT d.value ->> 0 FROM json_each(NEW.dirs) AS d);
+END;
 `;
+
+/** Ops per statement: 4 bound values each, and a Durable Object allows 100 per statement. */
+const OPS_PER_STATEMENT = 25;
 
 /** "a/b/c" → ["a/", "a/b/"]: the folders a key lives in, outermost first. */
 function folders(key: string): string[] {
@@ -33,14 +58,24 @@ export class SqlPhysical implements Physical {
     this.createSchema();
   }
 
+  /** Recently read and written values, so a hot key costs no query (see recent-values.ts). */
+  private readonly recent = new RecentValues();
+
   /** (Re)creates the tables; needed again after storage.deleteAll() dropped them. */
   createSchema(): void {
+    this.recent.clear();
     this.sql.exec(SCHEMA);
   }
 
+  /** The stored value; the same array may be handed to later callers, so it must not be modified. */
   get(key: string): Uint8Array | null {
-    const { value, done } = this.sql.exec<{ value: ArrayBuffer }>('SELECT value FROM coffer_kv WHERE key = ?', key).next();
-    return done || !value ? null : new Uint8Array(value.value);
+    const known = this.recent.get(key);
+    if (known !== undefined) return known;
+    // Read to the end: a cursor left open keeps its statement from being reused.
+    const rows = this.sql.exec<{ value: ArrayBuffer }>('SELECT value FROM coffer_kv WHERE key = ?', key).toArray();
+    const value = rows.length === 0 ? null : new Uint8Array(rows[0].value);
+    this.recent.set(key, value);
+    return value;
   }
 
   list(prefix: string): string[] {
@@ -68,39 +103,34 @@ export class SqlPhysical implements Physical {
   }
 
   apply(ops: StorageOp[]): void {
+    try {
+      this.write(ops);
+    } catch (e) {
+      // Nothing was written, but what this batch touched is not worth reasoning about: re-read it.
+      for (const op of ops) this.recent.forget(op.key);
+      throw e;
+    }
+    for (const op of ops) this.recent.set(op.key, op.value);
+  }
+
+  private write(ops: StorageOp[]): void {
     if (ops.length === 0) return;
-    // Fast path: overwriting one existing key is a single (atomic) statement.
+    // Fast path: overwriting one existing key is a plain UPDATE, no folder to count.
     if (ops.length === 1 && ops[0].value !== null && this.overwrite(ops[0].key, ops[0].value)) return;
+    if (ops.length <= OPS_PER_STATEMENT) return this.applyStatement(ops);
     this.storage.transactionSync(() => {
-      for (const op of ops) {
-        if (op.value === null) this.remove(op.key);
-        else this.upsert(op.key, op.value);
-      }
+      for (let i = 0; i < ops.length; i += OPS_PER_STATEMENT) this.applyStatement(ops.slice(i, i + OPS_PER_STATEMENT));
     });
+  }
+
+  /** One INSERT into coffer_apply: its rows are applied in order, all or none. */
+  private applyStatement(ops: StorageOp[]): void {
+    const binds: unknown[] = [];
+    for (const op of ops) binds.push(op.key, parentOf(op.key), op.value, JSON.stringify(folders(op.key).map((dir) => [dir, parentOf(dir)])));
+    this.sql.exec(`INSERT INTO coffer_apply (key, parent, value, dirs) VALUES ${ops.map(() => '(?, ?, ?, ?)').join(', ')}`, ...binds);
   }
 
   private overwrite(key: string, value: Uint8Array): boolean {
     return this.sql.exec('UPDATE coffer_kv SET value = ? WHERE key = ?', value, key).rowsWritten > 0;
-  }
-
-  private upsert(key: string, value: Uint8Array): void {
-    if (this.overwrite(key, value)) return;
-    this.sql.exec('INSERT INTO coffer_kv (key, parent, value) VALUES (?, ?, ?)', key, parentOf(key), value);
-    for (const dir of folders(key)) {
-      this.sql.exec(
-        'INSERT INTO coffer_dirs (path, parent, count) VALUES (?, ?, 1) ON CONFLICT(path) DO UPDATE SET count = count + 1',
-        dir,
-        parentOf(dir),
-      );
-    }
-  }
-
-  private remove(key: string): void {
-    const removed = this.sql.exec('DELETE FROM coffer_kv WHERE key = ? RETURNING 1', key).toArray().length > 0;
-    if (!removed) return;
-    for (const dir of folders(key)) {
-      this.sql.exec('UPDATE coffer_dirs SET count = count - 1 WHERE path = ?', dir);
-      this.sql.exec('DELETE FROM coffer_dirs WHERE path = ? AND count <= 0', dir);
-    }
   }
 }

@@ -3,6 +3,7 @@
 
 import { childrenOf, scanKeys, type StorageOp } from '../framework/storage';
 
+// Values are handed over, not copied: neither side modifies an array once it has crossed.
 export interface Physical {
   get(key: string): Uint8Array | null;
   /** Direct children of a folder prefix, sorted; folders end with '/'. */

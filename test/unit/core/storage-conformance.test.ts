@@ -183,6 +183,77 @@ describe('SqlPhysical', () => {
     });
   });
 
+  it('writes a batch in one statement, folders included, and keeps folder counts exact', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      const p = new SqlPhysical(state.storage);
+      p.apply([{ key: 'a/b/1', value: utf8('1') }]);
+      let statements = 0;
+      const counted = new Proxy(state.storage.sql, {
+        get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements++, target.exec(q, ...b)) : Reflect.get(target, prop)),
+      });
+      const watched = { sql: counted, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage;
+      const q = new SqlPhysical(watched);
+      statements = 0;
+      q.apply([{ key: 'a/b/1', value: null }, { key: 'a/b/2', value: utf8('2') }, { key: 'a/c', value: utf8('3') }]);
+      expect(statements).toBe(1);
+      expect(p.list('')).toEqual(['a/']);
+      expect(p.list('a/')).toEqual(['b/', 'c']);
+      expect(p.list('a/b/')).toEqual(['2']);
+      // Rewriting a key counts it once; adding and removing a new key in one batch leaves no folder.
+      p.apply([{ key: 'a/b/2', value: utf8('2b') }, { key: 'x/y', value: utf8('1') }, { key: 'x/y', value: null }]);
+      expect(p.list('')).toEqual(['a/']);
+      p.apply([{ key: 'a/b/2', value: null }]);
+      expect(p.list('a/')).toEqual(['c']);
+      // Deleting what is not there changes no count.
+      p.apply([{ key: 'a/zzz', value: null }, { key: 'a/c', value: null }]);
+      expect(p.list('')).toEqual([]);
+      expect(state.storage.sql.exec('SELECT count(*) AS n FROM coffer_dirs').one().n).toBe(0);
+    });
+  });
+
+  it('serves recently read and written values from memory, and never a stale one', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      let statements = 0;
+      const counted = new Proxy(state.storage.sql, {
+        get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements++, target.exec(q, ...b)) : Reflect.get(target, prop)),
+      });
+      const p = new SqlPhysical({ sql: counted, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage);
+      p.apply([{ key: 'k', value: utf8('1') }]);
+      statements = 0;
+      expect(fromUtf8(p.get('k')!)).toBe('1');
+      expect(p.get('absent')).toBeNull();
+      expect(statements).toBe(1); // only the absent key was looked up...
+      expect(p.get('absent')).toBeNull();
+      expect(statements).toBe(1); // ...once
+      // A batch that fails changes nothing, in SQLite or in memory.
+      const bad = { key: null as unknown as string, value: utf8('x') };
+      expect(() => p.apply([{ key: 'k', value: utf8('2') }, { key: 'absent', value: utf8('3') }, bad])).toThrow();
+      expect(fromUtf8(p.get('k')!)).toBe('1');
+      expect(p.get('absent')).toBeNull();
+      // Erasing everything behind its back is followed by createSchema, which forgets.
+      await state.storage.deleteAll();
+      p.createSchema();
+      expect(p.get('k')).toBeNull();
+    });
+  });
+
+  it('applies a batch larger than one statement atomically too', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      const p = new SqlPhysical(state.storage);
+      const many = Array.from({ length: 450 }, (_, i) => ({ key: `big/${i}`, value: utf8('v') }));
+      const bad = { key: null as unknown as string, value: utf8('x') };
+      expect(() => p.apply([...many, bad])).toThrow();
+      expect(p.list('')).toEqual([]);
+      p.apply(many);
+      expect(p.list('big/')).toHaveLength(450);
+      p.apply(many.map((op) => ({ key: op.key, value: null })));
+      expect(p.list('')).toEqual([]);
+    });
+  });
+
   it('lists a folder without scanning the rest of a large table', async () => {
     const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
     await runInDurableObject(stub, async (_obj, state) => {
