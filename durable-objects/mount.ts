@@ -205,6 +205,7 @@ export class MountObject extends DurableObject<Env> {
   /** Called when the cluster seals or the keyring rotates: forget keys, entry and token leases. */
   async dropKeys(): Promise<void> {
     this.keyring.drop();
+    this.barrier.forgetOpened();
     this.entry = undefined;
     this.validator.leases.clear();
     this.acls.clear();

@@ -113,6 +113,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   // ---- for the SystemObject ----
   async dropKeys(): Promise<void> {
     this.keyring.drop();
+    this.barrier.forgetOpened();
     this.shard.reset();
     this.mountConfigCache = null;
     this.acls.clear();

@@ -13,6 +13,7 @@ import {
   type StorageOp,
 } from '../framework/storage';
 import type { Keyring } from './keyring';
+import { OpenedCache } from './opened-cache';
 import type { Physical } from './physical';
 
 const BARRIER_VERSION = 1;
@@ -33,10 +34,25 @@ export class BarrierStorage implements BatchStorage {
     private readonly maxEntrySize = DEFAULT_MAX_ENTRY_SIZE,
   ) {}
 
+  private readonly opened = new OpenedCache();
+
   async get(key: string): Promise<Uint8Array | null> {
     const sealed = this.physical.get(key);
     if (sealed === null) return null;
-    return await this.open(key, sealed);
+    const hit = this.opened.lookup(key, sealed);
+    if (hit) {
+      // Still refuses while sealed: the keyring source throws once the keys are gone.
+      await this.keys.get();
+      return hit;
+    }
+    const plain = await this.open(key, sealed);
+    this.opened.remember(key, sealed, plain);
+    return plain;
+  }
+
+  /** Forgets every decrypted value (the cluster sealed or its keys rotated). */
+  forgetOpened(): void {
+    this.opened.clear();
   }
 
   async put(key: string, value: Uint8Array): Promise<void> {
@@ -66,6 +82,11 @@ export class BarrierStorage implements BatchStorage {
       sealedOps.push({ key: op.key, value: op.value === null ? null : await this.seal(keyring!, op.key, op.value) });
     }
     this.physical.apply(sealedOps);
+    ops.forEach((op, i) => {
+      const sealed = sealedOps[i].value;
+      if (op.value === null || sealed === null) this.opened.forget(op.key);
+      else this.opened.remember(op.key, sealed, op.value);
+    });
   }
 
   transaction(): StorageTransaction {

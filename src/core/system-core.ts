@@ -391,6 +391,7 @@ export class SystemCore implements KeyringSource {
     ]);
     this.keyring = null;
     this.cluster = null;
+    this.barrier.forgetOpened();
   }
 
   // ---- sys/rotate, sys/key-status ----

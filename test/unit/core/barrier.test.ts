@@ -6,9 +6,12 @@ import { fromUtf8, toHex, utf8 } from '../../../src/crypto/encoding';
 import { CofferError, sealedError } from '../../../src/framework/errors';
 
 function setup(initial = Keyring.generate()) {
-  const state = { ring: initial, refreshes: 0 };
+  const state = { ring: initial, refreshes: 0, sealed: false };
   const keys: KeyringSource = {
-    get: async () => state.ring,
+    get: async () => {
+      if (state.sealed) throw sealedError();
+      return state.ring;
+    },
     refresh: async () => {
       state.refreshes++;
       return state.ring;
@@ -34,6 +37,30 @@ describe('BarrierStorage', () => {
     await barrier.put('a', utf8('x'));
     physical.apply([{ key: 'b', value: physical.get('a') }]);
     await expect(barrier.get('b')).rejects.toBeInstanceOf(BarrierError);
+  });
+
+  it('skips decrypting a value whose stored bytes are unchanged, but still refuses once sealed', async () => {
+    const { state, physical, barrier } = setup();
+    await barrier.put('a', utf8('x'));
+    const sealed = physical.get('a')!;
+    // The same bytes under another key's name never come back from the cache: the key is the AAD.
+    physical.apply([{ key: 'b', value: sealed }]);
+    await expect(barrier.get('b')).rejects.toBeInstanceOf(BarrierError);
+    expect(fromUtf8((await barrier.get('a'))!)).toBe('x');
+    // The copy handed out is the caller's.
+    const first = (await barrier.get('a'))!;
+    first[0] = 0x79;
+    expect(fromUtf8((await barrier.get('a'))!)).toBe('x');
+    // Changed bytes (here a tampered value written behind the barrier's back) are opened again.
+    const tampered = sealed.slice();
+    tampered[tampered.length - 1] ^= 1;
+    physical.apply([{ key: 'a', value: tampered }]);
+    await expect(barrier.get('a')).rejects.toThrow('failed to decrypt');
+    physical.apply([{ key: 'a', value: sealed }]);
+    expect(fromUtf8((await barrier.get('a'))!)).toBe('x');
+    // Sealed: the keyring source throws, and so does every read, remembered or not.
+    state.sealed = true;
+    await expect(barrier.get('a')).rejects.toBeInstanceOf(CofferError);
   });
 
   it('detects tampering', async () => {
