@@ -150,21 +150,6 @@ export class MountObject extends DurableObject<Env> {
     return next;
   }
 
-  /**
-   * After a write: a write may have scheduled work (a version's deletion_time), and retried
-   * writes keep a v1→v2 upgrade moving even if its alarm was lost. Failures only postpone it.
-   */
-  private async afterWrite(hosted: Hosted): Promise<void> {
-    if (!hosted.backend.periodic) return;
-    try {
-      const next = await this.runPeriodic(hosted);
-      if (next !== null) await this.wakeAt(next);
-    } catch (e) {
-      console.error('periodic work after a write failed; retrying from the alarm', e);
-      await this.wakeAt(Date.now() + 1000);
-    }
-  }
-
   /** Called by the SystemObject when the mount is enabled, tuned or moved. */
   async provision(entry: MountEntry): Promise<void> {
     await this.writes.run(async () => {
@@ -422,6 +407,9 @@ export class MountObject extends DurableObject<Env> {
       wire.auth = auth;
       if (backend.forgetToken && auth?.accessor && wire.operation === 'write') await this.registerTokenData(auth.accessor, entry.uuid);
       const authorizer = await authorizerFor(this.acls, auth, wire.wrapTTL);
+      // The earliest time the request asked the backend's periodic work to run at.
+      let wake: number | null = null;
+      const wakeAt = hosted.backend.periodic ? (at: number) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined;
       const run = () => {
         const tx = this.barrier.transaction();
         return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, {
@@ -436,19 +424,16 @@ export class MountObject extends DurableObject<Env> {
           },
           wrap: wrapHook(wrapStore(this.env)),
           audit: trail?.hooks,
+          wakeAt,
         });
       };
       const readOnly = (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !backend.secretTypes;
-      const response = readOnly
-        ? await run()
-        : await this.writes.run(async () => {
-            try {
-              return await this.thenAnnounce(entry, run);
-            } finally {
-              await this.afterWrite(hosted);
-            }
-          });
-      return { kind: 'ok', response };
+      try {
+        const response = readOnly ? await run() : await this.writes.run(() => this.thenAnnounce(entry, run));
+        return { kind: 'ok', response };
+      } finally {
+        if (wake !== null) await this.wakeAt(wake);
+      }
     } catch (e) {
       return errorResult(trail ? await trail.failed(e) : e);
     }

@@ -101,6 +101,8 @@ export interface DispatchHooks {
     request: (req: LogicalRequest) => Promise<void>;
     response: (response: LogicalResponse) => Promise<void>;
   };
+  /** Becomes LogicalRequest.wakeAt: the backend asks for its periodic work to run then. */
+  wakeAt?: (at: number) => void;
 }
 
 /** Vault wraps responses that carry something; empty (204) answers and raw errors are not wrapped. */
@@ -142,6 +144,7 @@ export async function dispatch(
     headers: wire.headers,
     clientToken: wire.clientToken,
     wrapTTL: wire.wrapTTL,
+    wakeAt: hooks.wakeAt,
   };
   const fields = new FieldData(def.fields ?? {}, data);
   // Field errors are reported after authorisation, so callers without access learn nothing.

@@ -58,6 +58,11 @@ export interface LogicalRequest {
   sudo?: boolean;
   /** Requested response-wrapping TTL in seconds (0 = not wrapped). */
   wrapTTL: number;
+  /**
+   * Asks the host to run the backend's `periodic` work at `at` (ms since the epoch) or soon
+   * after, whether or not this request succeeds. Absent where the host runs no timed work.
+   */
+  wakeAt?: (at: number) => void;
 }
 
 export interface LeaseInfo {
@@ -161,8 +166,9 @@ export interface Backend {
   forgetToken?(accessor: string, storage: Storage): Promise<void>;
   /**
    * Timed work the backend does on its own (KV v2: versions reaching their deletion_time, the
-   * v1→v2 upgrade). The host calls it from its alarm and after every write, alone and in a
-   * transaction of its own, and wakes again at the time it returns (ms since the epoch; null:
+   * v1→v2 upgrade). The host calls it from its alarm (when first provisioned, at the times its
+   * requests asked for with `LogicalRequest.wakeAt`, and at the time it last returned), alone and
+   * in a transaction of its own. It returns when it wants to run next (ms since the epoch; null:
    * nothing scheduled). It must be idempotent: a failed run is simply run again later.
    */
   periodic?(storage: Storage, now: number): Promise<number | null>;

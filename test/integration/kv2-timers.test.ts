@@ -105,8 +105,12 @@ describe('reaching the deletion time', () => {
     expect((await kv('GET', 'capped/metadata/late?list=true&exclude_deleted=true')).status).toBe(404);
     expect((await kv('GET', 'capped/metadata/late?list=true&recursive=true&exclude_deleted=true')).status).toBe(404);
     expect((await kv('GET', 'capped/metadata/late?list=true')).body.data.keys).toEqual(['one', 'two']);
-    // Any write runs the due work too.
-    await kv('POST', 'capped/metadata/unrelated', { max_versions: 1 });
+    // A write that schedules a deletion arms the alarm again, and its run records the overdue ones.
+    expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBeNull();
+    await write('capped', 'later', { v: 1 });
+    expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).not.toBeNull();
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await engineKeys('capped', 'gone/')).toEqual(expect.arrayContaining(['late/one', 'late/two']));
+    expect(await engineKeys('capped', 'gone/')).not.toContain('later');
   });
 });

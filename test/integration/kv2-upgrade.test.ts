@@ -72,14 +72,17 @@ describe('v1 → v2 upgrade', () => {
 
     // A crash and restart (each test file has its own runtime, so only this file's objects go):
     // the object loses what it held in memory (the held mutex, the alarm it was running) and
-    // carries on from its storage.
+    // carries on from its storage. The alarm is lost too, the worst case: a request re-arms it.
+    await runInDurableObject(stub, (_o, state) => state.storage.deleteAlarm());
     await abortAllDurableObjects();
     release();
     const restarted = await mountObject(c.root, 'legacy');
     expect(await plainKeyCount(restarted)).toBe(remaining);
+    expect(await runInDurableObject(restarted, (_o, state) => state.storage.getAlarm())).toBeNull();
     const refused = await kv('POST', 'legacy/data/new', { data: { v: 1 } });
     expect(refused.status).toBe(400);
     expect(refused.body.errors).toEqual([UPGRADING]);
+    expect(await runInDurableObject(restarted, (_o, state) => state.storage.getAlarm())).not.toBeNull();
     await waitForUpgrade(restarted, 'legacy');
     expect(await plainKeyCount(restarted)).toBe(0);
 

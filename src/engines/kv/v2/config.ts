@@ -4,7 +4,7 @@ import type { PathDef } from '../../../framework/backend';
 import { badRequest } from '../../../framework/errors';
 import type { Kv2Context } from './context';
 import { DELETE_AFTER_DISABLED } from './model';
-import { readConfig, writeConfig } from './store';
+import { readConfig } from './store';
 import { configView } from './views';
 
 export function configPath(ctx: Kv2Context): PathDef {
@@ -23,7 +23,7 @@ export function configPath(ctx: Kv2Context): PathDef {
       read: ctx.guard(async (req) => ({ data: configView(await readConfig(req.storage)) })),
       update: ctx.guard(async (req, f) => {
         if (!f.has('max_versions') && !f.has('cas_required') && !f.has('delete_version_after')) return null;
-        const config = await readConfig(req.storage);
+        const config = await ctx.config.forWrite(req.storage);
         if (f.has('max_versions')) {
           const max = f.get<number>('max_versions');
           if (max < 0) throw badRequest('max_versions cannot be negative');
@@ -34,7 +34,7 @@ export function configPath(ctx: Kv2Context): PathDef {
           const after = f.get<number>('delete_version_after');
           config.deleteVersionAfter = after < 0 ? DELETE_AFTER_DISABLED : after;
         }
-        await writeConfig(req.storage, config);
+        await ctx.config.save(req.storage, config);
         return null;
       }),
     },

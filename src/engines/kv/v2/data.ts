@@ -8,9 +8,9 @@ import { badRequest, notFound } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import { PATH_FIELD, type Kv2Context } from './context';
 import { mergePatch } from './merge-patch';
-import { addVersion, checkCas, isLive, newMeta, softDeleteLatest, type EngineConfig, type KeyMeta } from './model';
+import { addVersion, checkCas, isLive, neverGone, newMeta, softDeleteLatest, type EngineConfig, type KeyMeta } from './model';
 import { emptyNotFound, rawEnvelope } from './raw';
-import { eraseVersionData, readConfig, readMeta, readVersionData, saveMeta, writeVersionData } from './store';
+import { eraseVersionData, readMeta, readVersionData, saveMeta, writeVersionData } from './store';
 import { versionMetadata } from './views';
 
 /** ?version=N: 0 or absent means the current version. */
@@ -28,10 +28,12 @@ function dataField(req: LogicalRequest, f: FieldData): Record<string, unknown> {
 
 /** Appends a version holding `data`, prunes beyond max_versions, and answers its metadata. */
 async function appendVersion(req: LogicalRequest, path: string, meta: KeyMeta, config: EngineConfig, data: Record<string, unknown>, now: number) {
+  const wasNeverGone = neverGone(meta);
   const { version, pruned } = addVersion(meta, now, config);
-  await writeVersionData(req.storage, path, version, data);
-  await eraseVersionData(req.storage, path, pruned);
-  await saveMeta(req.storage, path, meta, now);
+  // Pruned first: their room in the record is the new version's.
+  await eraseVersionData(req.storage, path, meta, pruned);
+  await writeVersionData(req.storage, path, meta, version, data);
+  await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt, wasNeverGone });
   return { data: versionMetadata(meta, version) };
 }
 
@@ -40,7 +42,7 @@ export function dataPath(ctx: Kv2Context): PathDef {
     const path = f.get<string>('path');
     const data = dataField(req, f);
     const now = Date.now();
-    const config = await readConfig(req.storage);
+    const config = await ctx.config.forWrite(req.storage);
     const meta = (await readMeta(req.storage, path)) ?? newMeta(now);
     checkCas(f.get('options'), config, meta);
     return appendVersion(req, path, meta, config, data, now);
@@ -65,7 +67,7 @@ export function dataPath(ctx: Kv2Context): PathDef {
         if (!v) throw notFound();
         const metadata = versionMetadata(meta, version);
         if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { data: null, metadata });
-        return { data: { data: await readVersionData(req.storage, f.get<string>('path'), version), metadata } };
+        return { data: { data: await readVersionData(req.storage, f.get<string>('path'), meta, version), metadata } };
       }),
       create: write,
       update: write,
@@ -75,19 +77,19 @@ export function dataPath(ctx: Kv2Context): PathDef {
         const now = Date.now();
         const meta = await readMeta(req.storage, path);
         if (!meta) return emptyNotFound();
-        const config = await readConfig(req.storage);
+        const config = await ctx.config.forWrite(req.storage);
         checkCas(f.get('options'), config, meta);
         const current = meta.versions[meta.current];
         if (!current) return emptyNotFound();
         if (!isLive(current, now)) return rawEnvelope(req, 404, versionMetadata(meta, meta.current));
-        const merged = mergePatch(await readVersionData(req.storage, path, meta.current), patch) as Record<string, unknown>;
+        const merged = mergePatch(await readVersionData(req.storage, path, meta, meta.current), patch) as Record<string, unknown>;
         return appendVersion(req, path, meta, config, merged, now);
       }),
       delete: ctx.guard(async (req, f) => {
         const path = f.get<string>('path');
         const now = Date.now();
         const meta = await readMeta(req.storage, path);
-        if (meta && softDeleteLatest(meta, now)) await saveMeta(req.storage, path, meta, now);
+        if (meta && softDeleteLatest(meta, now)) await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt });
         return null;
       }),
     },

@@ -5,6 +5,7 @@
 import type { Backend, Handler } from '../../../framework/backend';
 import type { Storage } from '../../../framework/storage';
 import { configPath } from './config';
+import { ConfigCache } from './config-cache';
 import type { Kv2Context } from './context';
 import { dataPath } from './data';
 import { invalidPath } from './invalid';
@@ -17,10 +18,11 @@ import { versionPaths } from './versions';
 export function kvV2Backend(): Backend {
   const upgrade = new UpgradeGate();
   const ctx: Kv2Context = {
+    config: new ConfigCache(),
     guard:
       (handler: Handler): Handler =>
       async (req, f) => {
-        await upgrade.check(req.storage);
+        await upgrade.check(req.storage, req.wakeAt);
         // Awaited, not returned: a rejection adopted later shows as unhandled in workerd.
         return await handler(req, f);
       },

@@ -3,9 +3,10 @@
 // the plain keys of a v1 mount being upgraded in place can never collide with versioned data.
 //
 //   ../config                  engine settings
-//   ../meta/<path>             a secret's metadata and version list; listing a folder of meta/
-//                              is listing the secrets (SQLite: an index on the parent folder)
-//   ../ver/<path>/<n>          the data of version n
+//   ../meta/<path>             a secret's metadata and version list, and the data of its small
+//                              versions (store.ts); listing a folder of meta/ is listing the
+//                              secrets (SQLite: an index on the parent folder)
+//   ../ver/<path>/<n>          the data of version n when it is not kept in the metadata
 //   ../gone/<path>             present while the current version is deleted or destroyed
 //   ../due/<ms>/<n>/<path>     a deletion_time still to come, for the alarm (ms zero-padded,
 //                              so a scan of due/ is in time order)

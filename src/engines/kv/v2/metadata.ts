@@ -55,7 +55,7 @@ export function metadataPath(ctx: Kv2Context): PathDef {
     applySettings(meta, f);
     if (custom) meta.customMetadata = Object.keys(custom).length > 0 ? custom : null;
     const response = await casWarning(req, f);
-    await saveMeta(req.storage, path, meta, now);
+    await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt });
     return response;
   });
 
@@ -102,7 +102,7 @@ export function metadataPath(ctx: Kv2Context): PathDef {
           meta.customMetadata = Object.keys(merged).length > 0 ? merged : null;
         }
         const response = await casWarning(req, f);
-        await saveMeta(req.storage, path, meta, now);
+        await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt });
         return response;
       }),
       delete: ctx.guard(async (req, f) => {

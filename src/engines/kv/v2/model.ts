@@ -24,6 +24,8 @@ export interface KeyMeta {
   deleteVersionAfter: number;
   customMetadata: Record<string, string> | null;
   versions: Record<string, VersionRecord>;
+  /** The JSON text of versions whose data is kept in this record rather than in a row of its own (store.ts). */
+  inline?: Record<string, string>;
 }
 
 export interface EngineConfig {
@@ -50,6 +52,15 @@ export const isLive = (v: VersionRecord, now: number): boolean => !v.destroyed &
 export function currentGone(meta: KeyMeta, now: number): boolean {
   const v = meta.versions[meta.current];
   return v !== undefined && !isLive(v, now);
+}
+
+/**
+ * Whether the current version can never have been gone: none yet, or one with no deletion time
+ * that is not destroyed. Then no gone/ entry exists for the secret, whatever the clock says.
+ */
+export function neverGone(meta: KeyMeta): boolean {
+  const v = meta.versions[meta.current];
+  return v === undefined || (v.deletion === null && !v.destroyed);
 }
 
 /** created + the smaller non-zero delete_version_after of engine and key (a key cannot outlast its engine). */

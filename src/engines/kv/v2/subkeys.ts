@@ -43,7 +43,7 @@ export function subkeysPath(ctx: Kv2Context): PathDef {
         if (!v) throw notFound();
         const metadata = versionMetadata(meta, version);
         if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { subkeys: null, metadata });
-        return { data: { subkeys: subkeys(await readVersionData(req.storage, path, version), depth), metadata } };
+        return { data: { subkeys: subkeys(await readVersionData(req.storage, path, meta, version), depth), metadata } };
       }),
     },
   };

@@ -7,9 +7,10 @@
 
 import { badRequest } from '../../../framework/errors';
 import { compareKeys, type Storage } from '../../../framework/storage';
-import { ROOT, ROOT_END, versionKey } from './layout';
+import { fromUtf8 } from '../../../crypto/encoding';
+import { ROOT, ROOT_END } from './layout';
 import { newMeta } from './model';
-import { saveMeta } from './store';
+import { saveMeta, writeVersionText } from './store';
 
 export const UPGRADE_MESSAGE =
   'Upgrading from non-versioned to versioned data. This backend will be unavailable for a brief period and will resume service shortly.';
@@ -34,7 +35,7 @@ async function migrate(storage: Storage, key: string, now: number): Promise<void
   meta.oldest = 1;
   meta.versions[1] = { created: now, deletion: null, destroyed: false };
   // A v1 value is the JSON text of the secret, which is exactly what a version's data is.
-  await storage.put(versionKey(key, 1), value);
+  await writeVersionText(storage, key, meta, 1, fromUtf8(value));
   await saveMeta(storage, key, meta, now);
   await storage.delete(key);
 }
@@ -43,10 +44,16 @@ async function migrate(storage: Storage, key: string, now: number): Promise<void
 export class UpgradeGate {
   private done = false;
 
-  /** Throws Vault's 400 while plain keys remain. */
-  async check(storage: Storage): Promise<void> {
+  /**
+   * Throws Vault's 400 while plain keys remain, and asks for the migration to run now: a retried
+   * request keeps the upgrade moving even if its alarm was lost.
+   */
+  async check(storage: Storage, wakeAt?: (at: number) => void): Promise<void> {
     if (this.done) return;
-    if ((await plainKeys(storage, 1)).length > 0) throw badRequest(UPGRADE_MESSAGE);
+    if ((await plainKeys(storage, 1)).length > 0) {
+      wakeAt?.(Date.now());
+      throw badRequest(UPGRADE_MESSAGE);
+    }
     this.done = true;
   }
 

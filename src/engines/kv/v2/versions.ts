@@ -35,16 +35,15 @@ export function versionPaths(ctx: Kv2Context): PathDef[] {
   return [
     versionsPath(ctx, 'delete', 'Soft-delete versions: their data is kept but no longer returned.', 'No version number provided', async (req, path, meta, versions, now) => {
       softDelete(meta, versions, now);
-      await saveMeta(req.storage, path, meta, now);
+      await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt });
     }),
     versionsPath(ctx, 'undelete', 'Restore soft-deleted versions.', 'No version number provided', async (req, path, meta, versions, now) => {
       undelete(meta, versions, now, await readConfig(req.storage));
-      await saveMeta(req.storage, path, meta, now);
+      await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt });
     }),
     versionsPath(ctx, 'destroy', 'Permanently erase the data of versions.', 'no version number provided', async (req, path, meta, versions, now) => {
-      const erased = destroy(meta, versions);
-      await saveMeta(req.storage, path, meta, now);
-      await eraseVersionData(req.storage, path, erased);
+      await eraseVersionData(req.storage, path, meta, destroy(meta, versions));
+      await saveMeta(req.storage, path, meta, now, { wakeAt: req.wakeAt });
     }),
   ];
 }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { fromUtf8, utf8 } from '../../../../src/crypto/encoding';
 import { ROOT } from '../../../../src/engines/kv/v2/layout';
+import { INLINE_MAX } from '../../../../src/engines/kv/v2/store';
 import { plainKeys, UPGRADE_CHUNK, UPGRADE_MESSAGE, UpgradeGate } from '../../../../src/engines/kv/v2/upgrade';
 import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';
 import { kv2 } from './harness';
@@ -54,18 +55,24 @@ describe('UpgradeGate', () => {
     await expect(restarted.check(storage)).rejects.toThrow(UPGRADE_MESSAGE);
     while (!(await restarted.step(storage, 2000)));
     expect(await plainKeys(storage, 1000)).toEqual([]);
-    expect(storage.data.size).toBe(250 * 2); // meta + version 1 of each; no index entries
+    expect(storage.data.size).toBe(250); // one record each, holding its small version 1; no index entries
   });
 
   it('serves the migrated data through the backend', async () => {
     const { storage, call, backend } = kv2();
     await v1(storage, ['app/db', 'top']);
+    const large = { key: 'large', blob: 'x'.repeat(INLINE_MAX) };
+    await storage.put('large', utf8(JSON.stringify(large)));
     expect(await call('read', 'data/top')).toEqual({ status: 400, errors: [UPGRADE_MESSAGE] });
     expect(await call('read', 'config')).toEqual({ status: 400, errors: [UPGRADE_MESSAGE] });
     while ((await backend.periodic!(storage, Date.now())) !== null);
     const r = await call('read', 'data/app/db');
     expect(r.response?.data).toMatchObject({ data: { key: 'app/db' }, metadata: { version: 1, destroyed: false } });
     expect((await call('read', 'metadata/top')).response?.data).toMatchObject({ current_version: 1, oldest_version: 1 });
-    expect(fromUtf8((await storage.get(`${ROOT}ver/top/1`))!)).toBe('{"key":"top"}');
+    // Small data lives in the secret's record, large data in a row of its own.
+    expect(await storage.get(`${ROOT}ver/top/1`)).toBeNull();
+    expect(JSON.parse(fromUtf8((await storage.get(`${ROOT}meta/top`))!)).inline).toEqual({ 1: '{"key":"top"}' });
+    expect(JSON.parse(fromUtf8((await storage.get(`${ROOT}ver/large/1`))!))).toEqual(large);
+    expect((await call('read', 'data/large')).response?.data).toMatchObject({ data: large });
   });
 });
