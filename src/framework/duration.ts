@@ -73,7 +73,11 @@ export function formatGoDuration(seconds: number): string {
 /** Go's RFC3339Nano in UTC: trailing zeros of the fraction are dropped, and so is an empty fraction. */
 export function formatRFC3339Nano(date: Date | number): string {
   const iso = new Date(date).toISOString(); // 2024-05-01T10:00:00.120Z
-  return iso.replace(/\.(\d*?)0*Z$/, (_m, frac: string) => (frac ? `.${frac}Z` : 'Z'));
+  // Go drops trailing zeros of the fraction, and the dot with them (on every response: no regex).
+  let end = iso.length - 1;
+  while (iso[end - 1] === '0') end--;
+  if (iso[end - 1] === '.') end--;
+  return end === iso.length - 1 ? iso : `${iso.slice(0, end)}Z`;
 }
 
 /** The zero time.Time as Go prints it in JSON. */

@@ -44,6 +44,8 @@ describe('Go formatting', () => {
   it('formats RFC3339Nano without trailing zeros', () => {
     expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 0, 120))).toBe('2024-05-01T10:00:00.12Z');
     expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 0, 0))).toBe('2024-05-01T10:00:00Z');
+    expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 10, 100))).toBe('2024-05-01T10:00:10.1Z');
+    expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 10, 123))).toBe('2024-05-01T10:00:10.123Z');
     expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 0, 5))).toBe('2024-05-01T10:00:00.005Z');
   });
 });
