@@ -70,14 +70,27 @@ export function formatGoDuration(seconds: number): string {
   return `${sign}${s}s`;
 }
 
+// Every KV v2 response formats times, and Date.toISOString is slow in workerd: the part up to the
+// second is kept for the last second seen (writes made together share it).
+let lastSecond = Number.NaN;
+let lastPrefix = '';
+
 /** Go's RFC3339Nano in UTC: trailing zeros of the fraction are dropped, and so is an empty fraction. */
 export function formatRFC3339Nano(date: Date | number): string {
-  const iso = new Date(date).toISOString(); // 2024-05-01T10:00:00.120Z
-  // Go drops trailing zeros of the fraction, and the dot with them (on every response: no regex).
-  let end = iso.length - 1;
-  while (iso[end - 1] === '0') end--;
-  if (iso[end - 1] === '.') end--;
-  return end === iso.length - 1 ? iso : `${iso.slice(0, end)}Z`;
+  const ms = typeof date === 'number' ? date : date.getTime();
+  const second = Math.floor(ms / 1000);
+  if (second !== lastSecond) {
+    lastPrefix = new Date(second * 1000).toISOString().slice(0, -5); // without ".000Z"
+    lastSecond = second;
+  }
+  let frac = ms - second * 1000;
+  if (frac === 0) return `${lastPrefix}Z`;
+  let digits = 3;
+  while (frac % 10 === 0) {
+    frac /= 10;
+    digits--;
+  }
+  return `${lastPrefix}.${String(frac).padStart(digits, '0')}Z`;
 }
 
 /** The zero time.Time as Go prints it in JSON. */

@@ -47,5 +47,12 @@ describe('Go formatting', () => {
     expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 10, 100))).toBe('2024-05-01T10:00:10.1Z');
     expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 10, 123))).toBe('2024-05-01T10:00:10.123Z');
     expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 0, 5))).toBe('2024-05-01T10:00:00.005Z');
+    expect(formatRFC3339Nano(new Date(Date.UTC(2024, 4, 1, 10, 0, 0, 50)))).toBe('2024-05-01T10:00:00.05Z');
+    // Against toISOString with the zeros trimmed, across seconds, days and years (the kept prefix must follow).
+    let t = Date.UTC(1999, 11, 31, 23, 59, 58, 0);
+    for (let i = 0; i < 5000; i++, t += 997) {
+      expect(formatRFC3339Nano(t)).toBe(new Date(t).toISOString().replace(/\.000Z$/, 'Z').replace(/(\.\d*?)0+Z$/, '$1Z'));
+    }
+    expect(formatRFC3339Nano(Date.UTC(2024, 4, 1, 10, 0, 0, 0))).toBe('2024-05-01T10:00:00Z');
   });
 });
