@@ -30,6 +30,17 @@ export async function api(method: string, path: string, opts: ApiOptions = {}): 
   return { status: res.status, headers: res.headers, text, body: text ? JSON.parse(text) : null };
 }
 
+/** Requests as one token: `call` answers whatever came back; `ok` throws unless it succeeded (setup steps). */
+export function caller(token: () => string) {
+  const call = (method: string, path: string, body?: unknown) => api(method, path, { token: token(), body });
+  const ok = async (method: string, path: string, body?: unknown) => {
+    const r = await call(method, path, body);
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
+    return r;
+  };
+  return { call, ok };
+}
+
 export interface Cluster {
   root: string;
   recoveryKeys: string[];

@@ -2,19 +2,14 @@
 // nested groups, external groups and their aliases, lookups, and bad input refused cleanly.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { identityState } from '../helpers/identity';
-import { api, initCluster, type Cluster } from '../helpers/api';
+import { caller, initCluster, type Cluster } from '../helpers/api';
 
 let c: Cluster;
 let tokenAccessor = '';
 let kvAccessor = '';
-const root = (method: string, path: string, body?: unknown) => api(method, path, { token: c.root, body });
+const { call: root, ok } = caller(() => c.root);
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
 
-async function ok(method: string, path: string, body?: unknown) {
-  const r = await root(method, path, body);
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-  return r;
-}
 const newEntity = async (body: Record<string, unknown> = {}) => (await ok('POST', 'identity/entity', body)).body.data as { id: string; name: string };
 const newGroup = async (body: Record<string, unknown> = {}) => (await ok('POST', 'identity/group', body)).body.data as { id: string; name: string };
 const readGroup = async (id: string) => (await root('GET', `identity/group/id/${id}`)).body.data;

@@ -3,16 +3,11 @@
 // entity, disabled or deleted entities make their tokens unusable, and identity changes apply at
 // once (no cache outlives the change's announcement).
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
+import { api, caller, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 
 let c: Cluster;
 let tokenAccessor = '';
-const root = (method: string, path: string, body?: unknown) => api(method, path, { token: c.root, body });
-async function ok(method: string, path: string, body?: unknown) {
-  const r = await root(method, path, body);
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-  return r;
-}
+const { call: root, ok } = caller(() => c.root);
 const putPolicy = (name: string, policy: string) => ok('PUT', `sys/policies/acl/${name}`, { policy });
 
 /** A token of role "people" tied to the entity behind entity alias `alias`. */

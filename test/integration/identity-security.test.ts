@@ -5,16 +5,11 @@
 // allows merges and re-pointing (still never root, never two aliases on one mount for an entity).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { identityState } from '../helpers/identity';
-import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
+import { api, caller, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 
 let c: Cluster;
 let tokenAccessor = '';
-const root = (method: string, path: string, body?: unknown) => api(method, path, { token: c.root, body });
-async function ok(method: string, path: string, body?: unknown) {
-  const r = await root(method, path, body);
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-  return r;
-}
+const { call: root, ok } = caller(() => c.root);
 
 /** A token of role "login" tied to the entity behind entity alias `alias`. */
 async function login(alias: string, policies: string[]) {
