@@ -55,15 +55,16 @@ describe('tokens, policies and wrapping with node-vault', () => {
     await app.write('kv/app/config', { level: 'debug' });
     expect((await app.read('kv/app/config')).data).toEqual({ level: 'debug' });
 
+    // Thunks, not promises: a call started early could reject before failure() awaits it.
     for (const attempt of [
-      app.write('kv/app/db', { password: 'stolen' }),
-      app.read('kv/ops/key'),
-      app.delete('kv/app/db'),
-      app.mounts(),
-      app.addPolicy({ name: 'mine', rules: 'path "*" { capabilities = ["sudo"] }' }),
-      app.tokenCreate({ policies: ['root'] }),
+      () => app.write('kv/app/db', { password: 'stolen' }),
+      () => app.read('kv/ops/key'),
+      () => app.delete('kv/app/db'),
+      () => app.mounts(),
+      () => app.addPolicy({ name: 'mine', rules: 'path "*" { capabilities = ["sudo"] }' }),
+      () => app.tokenCreate({ policies: ['root'] }),
     ]) {
-      expect(await failure(attempt)).toEqual({ status: 403, error: '1 error occurred:\n\t* permission denied\n\n' });
+      expect(await failure(attempt())).toEqual({ status: 403, error: '1 error occurred:\n\t* permission denied\n\n' });
     }
     // Nothing the refused calls tried took effect.
     expect((await root.read('kv/app/db')).data.password).toBe('pw1');
