@@ -11,10 +11,16 @@ async function call(url, token, method, path, body) {
 }
 
 /** Mounts a kv engine unless the path is taken already (scenarios share mounts). */
-async function ensureKV(url, token, mount, version) {
-  const res = await fetch(`${url}/v1/sys/mounts/${mount}`, { method: 'POST', headers: json(token), body: JSON.stringify({ type: 'kv', options: { version } }) });
+const ensureKV = (url, token, mount, version) => ensureMount(url, token, mount, 'kv', { version });
+
+/** Mounts an engine unless the path is taken already. */
+async function ensureMount(url, token, mount, type, options) {
+  const res = await fetch(`${url}/v1/sys/mounts/${mount}`, { method: 'POST', headers: json(token), body: JSON.stringify({ type, options }) });
   if (!res.ok && !(await res.text()).includes('path is already in use')) throw new Error(`mount ${mount}: ${res.status}`);
 }
+
+const KIB_B64 = Buffer.alloc(1024, 'coffer-').toString('base64');
+const SMALL_B64 = Buffer.from('a short message to protect').toString('base64');
 
 const SECRET = { user: 'app', password: 'correct-horse-battery-staple' };
 const BIG_KEYS = 100_000;
@@ -113,5 +119,40 @@ export const SCENARIOS = [
       return narrowToken(url, token);
     },
     request: (url, _root, narrow) => ({ url: `${url}/v1/kv1/bench/acl-read`, headers: json(narrow) }),
+  },
+  {
+    name: 'transit encrypt 1 KiB, aes256-gcm96',
+    target: 0.7,
+    setup: async (url, token) => {
+      await ensureMount(url, token, 'transit', 'transit');
+      await call(url, token, 'POST', 'transit/keys/bench-aes', {});
+    },
+    request: (url, token) => ({ url: `${url}/v1/transit/encrypt/bench-aes`, method: 'POST', headers: json(token), body: JSON.stringify({ plaintext: KIB_B64 }) }),
+  },
+  {
+    name: 'transit batch encrypt, 100 items',
+    request: (url, token) => ({
+      url: `${url}/v1/transit/encrypt/bench-aes`,
+      method: 'POST',
+      headers: json(token),
+      body: JSON.stringify({ batch_input: Array.from({ length: 100 }, (_, i) => ({ plaintext: SMALL_B64, reference: String(i) })) }),
+    }),
+  },
+  {
+    name: 'transit sign, ed25519',
+    target: 0.6,
+    setup: async (url, token) => {
+      await ensureMount(url, token, 'transit', 'transit');
+      await call(url, token, 'POST', 'transit/keys/bench-ed', { type: 'ed25519' });
+    },
+    request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-ed`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
+  },
+  {
+    name: 'transit sign, rsa-2048',
+    setup: async (url, token) => {
+      await ensureMount(url, token, 'transit', 'transit');
+      await call(url, token, 'POST', 'transit/keys/bench-rsa', { type: 'rsa-2048' });
+    },
+    request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-rsa`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
   },
 ];

@@ -22,7 +22,7 @@ import { shardFor } from '../src/core/tokens';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
-import type { AuthContext, Backend, LogicalResponse } from '../src/framework/backend';
+import { matchesSpecialPath, type AuthContext, type Backend, type LogicalResponse } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
@@ -427,7 +427,10 @@ export class MountObject extends DurableObject<Env> {
           wakeAt,
         });
       };
-      const readOnly = (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !backend.secretTypes;
+      const readOnly =
+        (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') &&
+        !backend.secretTypes &&
+        !matchesSpecialPath(backend.writingReadPaths, relativePath(wire.path, prefix));
       try {
         const response = readOnly ? await run() : await this.writes.run(() => this.thenAnnounce(entry, run));
         return { kind: 'ok', response };

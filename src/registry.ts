@@ -8,6 +8,7 @@ import { TOKEN_UNAUTHENTICATED_PATHS } from './auth/token';
 import { cubbyholeBackend } from './engines/cubbyhole';
 import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
+import { transitBackend } from './engines/transit';
 import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
 
 export type Host = 'system' | 'token' | 'mount';
@@ -41,6 +42,7 @@ const TYPES: BackendType[] = [
     create: kvBackend,
     validateOptions: validateKvOptions,
   },
+  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: [], create: transitBackend },
   { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false, unauthenticatedPaths: TOKEN_UNAUTHENTICATED_PATHS },
   {
     type: 'coffer-test-leases',

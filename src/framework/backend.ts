@@ -157,6 +157,11 @@ export interface Backend {
   unauthenticatedPaths?: string[];
   /** Mount-relative paths (Vault globs) that need sudo in addition to the operation's capability. */
   sudoPaths?: string[];
+  /**
+   * Mount-relative paths (Vault globs) whose reads may write (transit: the wrapping key made on
+   * first read, backup recording backup_info). The host serialises them with the writes.
+   */
+  writingReadPaths?: string[];
   /** Secret types this backend issues leases for, by name. */
   secretTypes?: Record<string, SecretType>;
   /**
