@@ -144,7 +144,7 @@ async function importKey(req: LogicalRequest, f: FieldData) {
   const name = f.get<string>('name');
   const allowRotation = f.get<boolean>('allow_rotation');
   const autoRotatePeriod = f.get<number>('auto_rotate_period');
-  if (f.raw.convergent_encryption !== undefined) throw badRequest('import cannot be used on keys with convergent encryption enabled');
+  if (f.get<boolean>('convergent_encryption')) throw badRequest('import cannot be used on keys with convergent encryption enabled');
   if (autoRotatePeriod > 0 && !allowRotation) throw badRequest('allow_rotation must be set to true if auto-rotation is enabled');
   const isPrivate = privateGiven(f);
   const typeName = f.get<string>('type');
