@@ -73,6 +73,23 @@ export const anonymousAuthorizer: Authorizer = {
   grantsCreateAndUpdate: () => false,
 };
 
+/** Authorises the request's operation; see PathDef.updateWhenCreateDenied for the fallback. */
+function authorizeOperation(
+  authorizer: Authorizer,
+  authz: Omit<AuthorizationRequest, 'capability'>,
+  req: LogicalRequest,
+  updateWhenCreateDenied: boolean,
+): boolean {
+  try {
+    return authorizer.authorize({ ...authz, capability: req.operation }).sudo;
+  } catch (e) {
+    if (!(updateWhenCreateDenied && req.operation === 'create')) throw e;
+    const sudo = authorizer.authorize({ ...authz, capability: 'update' }).sudo;
+    req.operation = 'update';
+    return sudo;
+  }
+}
+
 export function relativePath(fullPath: string, mountPoint: string): string {
   if (fullPath.startsWith(mountPoint)) return fullPath.slice(mountPoint.length);
   // "secret" addresses the root of mount "secret/".
@@ -163,7 +180,7 @@ export async function dispatch(
     }
   }
 
-  if (!unauthenticated) req.sudo = authorizer.authorize({ ...authz, capability: req.operation }).sudo;
+  if (!unauthenticated) req.sudo = authorizeOperation(authorizer, authz, req, def.updateWhenCreateDenied === true);
   if (fieldError !== null) throw fieldError;
 
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);

@@ -144,6 +144,12 @@ export interface PathDef {
   operations: Partial<Record<Operation, Handler>>;
   /** Decides create vs update for writes: true when the target already exists. */
   existenceCheck?: (req: LogicalRequest, fields: FieldData) => Promise<boolean>;
+  /**
+   * A caller refused `create` (the target is missing) but holding `update` runs the update handler
+   * instead, which answers for the missing target itself (transit encrypt: "encryption key not
+   * found" rather than a 403).
+   */
+  updateWhenCreateDenied?: boolean;
   /** The body is the payload itself (KV v1): no unknown-field warnings. */
   arbitraryData?: boolean;
   summary?: string;

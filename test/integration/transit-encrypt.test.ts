@@ -251,10 +251,10 @@ describe('upsert by capability', () => {
     const tok = async (p: string) => (await ok('POST', 'auth/token/create', { policies: [p] })).body.auth.client_token as string;
     const update = await tok('enc-update');
     const create = await tok('enc-create');
-    // A missing key makes the write a create (the existence check), which update alone may not do.
+    // A missing key makes the write a create; update alone may not create, and is told why.
     const r = await api('POST', 'transit/encrypt/by-update', { token: update, body: { plaintext: b64('x') } });
-    expect(r.status).toBe(403);
-    expect(r.body.errors).toEqual([PERMISSION_DENIED]);
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual(['encryption key not found']);
     expect((await call('GET', 'transit/keys/by-update')).status).toBe(404);
     expect((await api('POST', 'transit/encrypt/by-create', { token: create, body: { plaintext: b64('x'), context: b64('c') } })).status).toBe(200);
     expect((await ok('GET', 'transit/keys/by-create')).body.data.derived).toBe(true);
@@ -263,5 +263,10 @@ describe('upsert by capability', () => {
     expect(again.status).toBe(403);
     expect(again.body.errors).toEqual([PERMISSION_DENIED]);
     expect((await api('POST', 'transit/encrypt/by-create', { token: update, body: { plaintext: b64('x'), context: b64('c') } })).status).toBe(200);
+    // Neither create nor update: the usual 403.
+    await ok('PUT', 'sys/policies/acl/enc-none', { policy: 'path "transit/encrypt/*" { capabilities = ["read"] }' });
+    const none = await api('POST', 'transit/encrypt/by-none', { token: await tok('enc-none'), body: { plaintext: b64('x') } });
+    expect(none.status).toBe(403);
+    expect(none.body.errors).toEqual([PERMISSION_DENIED]);
   });
 });

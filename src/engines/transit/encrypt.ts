@@ -105,6 +105,8 @@ export function encryptPaths(): PathDef[] {
       },
       summary: 'Encrypt with a named key (creating it when the caller may).',
       existenceCheck: async (req, f) => (await loadPolicy(req.storage, f.get<string>('name'))) !== null,
+      // Without create on a missing key, update answers "encryption key not found".
+      updateWhenCreateDenied: true,
       operations: { create: encryptCreate, update: encryptUpdate },
     },
     {
