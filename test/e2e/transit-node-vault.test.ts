@@ -94,7 +94,7 @@ describe('transit with node-vault', () => {
 
   it('a token that may only encrypt cannot decrypt', async () => {
     await vault.transitCreateKey({ name: 'one-way' });
-    await vault.addPolicy({ name: 'encrypt-only', rules: 'path "transit/encrypt/one-way" { capabilities = ["update"] }' });
+    await vault.addPolicy({ name: 'encrypt-only', rules: 'path "transit/encrypt/one-way*" { capabilities = ["update"] }' });
     const token = (await client(ROOT_TOKEN).tokenCreate({ policies: ['encrypt-only'] })).auth.client_token;
     const app = client(token);
     const enc = await app.encryptData({ name: 'one-way', plaintext: b64('write only') });
