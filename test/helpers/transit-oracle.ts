@@ -13,3 +13,13 @@ export async function oracle<T = Record<string, unknown>>(op: string, body: Reco
   if (res.status !== 200) throw new Error(`oracle ${op} (${res.status}): ${json.error ?? 'no message'}`);
   return json as T;
 }
+
+/** What the oracle's /keygen answers (the forms present depend on the key type). */
+export interface Keygen {
+  private_pem?: string;
+  public_pem?: string;
+  pkcs8_der?: string;
+  ed25519_private64?: string;
+  ed25519_public?: string;
+  key?: string;
+}

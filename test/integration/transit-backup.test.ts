@@ -5,18 +5,10 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caller, initCluster, type Cluster } from '../helpers/api';
-import { oracle } from '../helpers/transit-oracle';
+import { oracle, type Keygen } from '../helpers/transit-oracle';
 
 let c: Cluster;
 const { call, ok } = caller(() => c.root);
-
-interface Keygen {
-  private_pem?: string;
-  public_pem?: string;
-  ed25519_private64?: string;
-  ed25519_public?: string;
-  key?: string;
-}
 
 const input = btoa('kept across backup and restore');
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;

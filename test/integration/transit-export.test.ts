@@ -3,20 +3,12 @@
 // derives from the same (imported) key material, version selection, and every refusal.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caller, initCluster, type Cluster } from '../helpers/api';
-import { oracle } from '../helpers/transit-oracle';
+import { oracle, type Keygen } from '../helpers/transit-oracle';
 
 let c: Cluster;
 const { call, ok } = caller(() => c.root);
 let wrappingPem = '';
 
-interface Keygen {
-  private_pem?: string;
-  public_pem?: string;
-  pkcs8_der?: string;
-  ed25519_private64?: string;
-  ed25519_public?: string;
-  key?: string;
-}
 interface Forms {
   encryption_key?: string;
   signing_key: string;

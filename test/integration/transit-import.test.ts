@@ -5,20 +5,12 @@
 import { createPublicKey } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caller, initCluster, type Cluster } from '../helpers/api';
-import { oracle } from '../helpers/transit-oracle';
+import { oracle, type Keygen } from '../helpers/transit-oracle';
 
 let c: Cluster;
 const { call, ok } = caller(() => c.root);
 let wrappingPem = '';
 
-interface Keygen {
-  private_pem?: string;
-  public_pem?: string;
-  pkcs8_der?: string;
-  ed25519_private64?: string;
-  ed25519_public?: string;
-  key?: string;
-}
 
 const input = btoa('bring your own key');
 const keygen = (type: string, extra: Record<string, unknown> = {}) => oracle<Keygen>('keygen', { type, ...extra });
