@@ -228,6 +228,7 @@ describe('hash and random', () => {
     const abc = b64('abc');
     expect((await ok('POST', 'transit/hash', { input: abc })).body.data.sum).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
     expect((await ok('POST', 'transit/hash/sha3-256', { input: abc })).body.data.sum).toBe('3a985da74fe225b2045c172d6bd390bd855f086e3e9d525b46bfe24511431532');
+    expect((await ok('POST', 'transit/hash/sha1', { input: abc })).body.data.sum).toBe('a9993e364706816aba3e25717850c26c9cd0d89d');
     expect((await ok('POST', 'transit/hash', { input: abc, algorithm: 'sha2-224', format: 'base64' })).body.data.sum).toBe('Iwl9IjQF2CKGQqR3vaJVsyqtvOS9oLP342ydpw==');
     for (const [body, message] of [
       [{ input: abc, algorithm: 'md5' }, 'unsupported algorithm md5'],

@@ -56,7 +56,7 @@ export function toolPaths(): PathDef[] {
         update: async (_req, f) => {
           const name = f.get<string>('urlalgorithm') || f.get<string>('algorithm');
           const algorithm = parseHashName(name);
-          if (!algorithm || algorithm === 'sha1') throw badRequest(`unsupported algorithm ${name}`);
+          if (!algorithm) throw badRequest(`unsupported algorithm ${name}`);
           const format = f.get<string>('format');
           if (format !== 'hex' && format !== 'base64') throw badRequest(`unsupported encoding format ${format}; must be "hex" or "base64"`);
           const input = fromBase64(f.get<string>('input'));
