@@ -46,11 +46,21 @@ async function respond(f: FieldData, run: (item: Item) => Promise<ItemResult>, b
   return status === 200 ? { data: { batch_results: results } } : { data: { batch_results: results }, status };
 }
 
+// The existence check has loaded the key already: the handler of the same request reuses it.
+const checked = new WeakMap<LogicalRequest, KeyPolicy | null>();
+
+async function keyOf(req: LogicalRequest, name: string): Promise<KeyPolicy | null> {
+  if (checked.has(req)) return checked.get(req) ?? null;
+  const p = await loadPolicy(req.storage, name);
+  checked.set(req, p);
+  return p;
+}
+
 async function encrypt(req: LogicalRequest, f: FieldData, mayCreate: boolean): Promise<LogicalResponse> {
   const keyName = f.get<string>('name');
   const items = batchItems(f);
   if (!items && f.raw.plaintext === undefined) throw badRequest('missing plaintext to encrypt');
-  let p = await loadPolicy(req.storage, keyName);
+  let p = await keyOf(req, keyName);
   if (!p) p = await upsert(req, f, keyName, items?.[0] ?? singleItem(f, ITEM_FIELDS), mayCreate);
   const key: KeyPolicy = p;
   return await respond(
@@ -104,7 +114,7 @@ export function encryptPaths(): PathDef[] {
         convergent_encryption: { type: 'bool', description: 'Convergent encryption when the key is created by this request' },
       },
       summary: 'Encrypt with a named key (creating it when the caller may).',
-      existenceCheck: async (req, f) => (await loadPolicy(req.storage, f.get<string>('name'))) !== null,
+      existenceCheck: async (req, f) => (await keyOf(req, f.get<string>('name'))) !== null,
       // Without create on a missing key, update answers "encryption key not found".
       updateWhenCreateDenied: true,
       operations: { create: encryptCreate, update: encryptUpdate },
