@@ -97,6 +97,38 @@ export interface SecretType {
   renew?(lease: LeaseView, ttl: number, storage: Storage): Promise<number | void>;
 }
 
+/**
+ * What an auth method's login handler returns (Vault's logical.Auth): the host finds or creates the
+ * entity behind the alias, issues the token, and answers with the `auth` block.
+ */
+export interface LoginAuth {
+  /** The user's name on this mount (JWT: the user_claim value): the entity alias's name. */
+  aliasName: string;
+  /** Alias metadata (replaces the alias's; JWT: the claim_mappings values). */
+  aliasMetadata: Record<string, string>;
+  /** Group alias names on this mount (JWT: groups_claim); absent leaves external groups alone. */
+  groupAliasNames?: string[];
+  /** The token's policies before `default` is added. */
+  policies: string[];
+  noDefaultPolicy: boolean;
+  /** The token's metadata. */
+  metadata: Record<string, string>;
+  /** Shown as "<mount>-<displayName>" (Vault prefixes the mount path). */
+  displayName: string;
+  /** Seconds; 0 = the mount's default (ttl) or maximum (maxTtl). */
+  ttl: number;
+  maxTtl: number;
+  explicitMaxTtl: number;
+  period: number;
+  numUses: number;
+  /** The token may be used only from these CIDR blocks. */
+  boundCidrs: string[];
+  /** '', 'default', 'service' or 'batch' (the role's token_type). */
+  tokenType: string;
+  /** The role the login used (kept with the token for renewal). */
+  role: string;
+}
+
 export interface LogicalResponse {
   data?: Record<string, unknown> | null;
   warnings?: string[];
@@ -104,6 +136,8 @@ export interface LogicalResponse {
   lease?: LeaseInfo;
   /** A leased secret: the mount records a lease and answers with its id. */
   secret?: IssuedSecret;
+  /** An auth method's successful login: the host turns it into a token and the `auth` block. */
+  login?: LoginAuth;
   /** Set by the mount when it recorded a lease for `secret`. */
   leaseId?: string;
   auth?: Record<string, unknown> | null;
