@@ -18,7 +18,8 @@ import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type 
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
 import { Mutex } from '../src/core/mutex';
 import { TokenValidator } from '../src/core/token-validator';
-import { shardFor } from '../src/core/tokens';
+import { newServiceToken, shardFor } from '../src/core/tokens';
+import { loginAuthBlock, loginTokenEntry } from '../src/core/login-token';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
@@ -57,6 +58,7 @@ export class MountObject extends DurableObject<Env> {
   private readonly writes = new Mutex();
   private readonly validator: TokenValidator;
   private readonly acls: AclCache;
+  private readonly identity: IdentityClient;
   /** Auth mounts by accessor, for the identity engine's aliases. */
   private readonly authMounts = new CachedMountDirectory(() => systemStub(this.env).authMounts());
   private readonly audit: AuditBroker;
@@ -76,8 +78,8 @@ export class MountObject extends DurableObject<Env> {
       leaseToken: async (token) => this.shardOf(token).lease(token, await holder()),
       leaseAccessor: async (accessor) => this.shardOf(accessor).leaseAccessor(accessor, await holder()),
     });
-    const identity = new IdentityClient(env, { self: async () => ((await this.loadEntry())?.type === 'identity' ? this : null) });
-    this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: new IdentityCache(identity.views) });
+    this.identity = new IdentityClient(env, { self: async () => ((await this.loadEntry())?.type === 'identity' ? this : null) });
+    this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: new IdentityCache(this.identity.views) });
     this.audit = remoteAuditBroker(env);
   }
 
@@ -352,6 +354,37 @@ export class MountObject extends DurableObject<Env> {
     }
   }
 
+  // ---- auth method logins ----
+
+  /**
+   * Turns a login handler's result into a token: the entity behind the alias (created when new),
+   * then the token on its shard, then Vault's `auth` block in place of `response.login`.
+   */
+  private async issueLogin(response: LogicalResponse, entry: MountEntry, context: MountContext, path: string): Promise<void> {
+    const login = response.login!;
+    delete response.login;
+    const identity = await this.identity.login({
+      mountAccessor: entry.accessor,
+      mountPath: context.mountPoint,
+      mountType: entry.type,
+      aliasName: login.aliasName,
+      aliasMetadata: login.aliasMetadata,
+      groupAliasNames: login.groupAliasNames,
+    });
+    if (identity.disabled) throw permissionDenied();
+    const partial = loginTokenEntry(login, {
+      mountPoint: context.mountPoint,
+      mountConfig: context.mountConfig,
+      mountTokenType: entry.config.token_type || 'default-service',
+      path,
+      entityId: identity.entityId,
+      now: Date.now(),
+    });
+    const token = newServiceToken();
+    const issued = await this.shardOf(token).issueLogin(token, partial);
+    response.auth = loginAuthBlock(issued.token, issued.entry, identity.policies);
+  }
+
   // ---- requests ----
 
   /**
@@ -414,6 +447,7 @@ export class MountObject extends DurableObject<Env> {
         const tx = this.barrier.transaction();
         return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, {
           beforeCommit: async (response) => {
+            if (response.login) await this.issueLogin(response, entry, context, wire.path);
             if (!response.secret) return;
             // The lease is written in the same transaction as whatever the handler wrote.
             const lease = await hosted.leases.create(tx, wire.path, response.secret, auth?.accessor ?? '', context.mountConfig);

@@ -132,6 +132,20 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     await this.shard.tokens.createRoot(token);
   }
 
+  /**
+   * Issues an auth method's login token. A service token belongs to this shard: the caller picked
+   * `token` so that it does (shardFor). A batch token is sealed with the keyring and stored nowhere.
+   */
+  async issueLogin(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }> {
+    if (partial.type === 'batch') {
+      const entry: TokenEntry = { ...partial, accessor: '' };
+      return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
+    }
+    const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
+    await this.shard.storeToken(token, entry);
+    return { token, entry };
+  }
+
   /** This shard holds no leases on other shards' tokens; nothing to forget. */
   async forgetToken(_accessor: string): Promise<void> {}
 

@@ -9,6 +9,7 @@ import { cubbyholeBackend } from './engines/cubbyhole';
 import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
 import { transitBackend } from './engines/transit';
+import { testLoginBackend } from './auth/test-login';
 import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
 
 export type Host = 'system' | 'token' | 'mount';
@@ -52,6 +53,16 @@ const TYPES: BackendType[] = [
     ownObject: true,
     unauthenticatedPaths: [],
     create: testLeasesBackend,
+    testOnly: true,
+  },
+  {
+    type: 'coffer-test-login',
+    table: 'auth',
+    host: 'mount',
+    mountable: true,
+    ownObject: true,
+    unauthenticatedPaths: ['login'],
+    create: testLoginBackend,
     testOnly: true,
   },
 ];
