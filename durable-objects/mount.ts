@@ -23,7 +23,7 @@ import { loginAuthBlock, loginTokenEntry } from '../src/core/login-token';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
-import { matchesSpecialPath, type AuthContext, type Backend, type LogicalResponse } from '../src/framework/backend';
+import { matchesSpecialPath, type AuthContext, type Backend, type LogicalResponse, type RenewLimits } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
@@ -50,6 +50,9 @@ const earliest = (a: number | null, b: number | null): number | null => (a === n
 
 const isLegacyUnwrap = (wire: WireRequest, prefix: string): boolean =>
   wire.operation === 'read' && wire.wrapTTL === 0 && relativePath(wire.path, prefix) === 'response';
+
+/** RPC errors lose their class: a refused renewal travels as data. */
+export type RenewReply = { ok: true; limits: RenewLimits; mountMaxTTL: number } | { ok: false; status: number; errors: string[] };
 
 export class MountObject extends DurableObject<Env> {
   private readonly keyring: RemoteKeyring;
@@ -383,6 +386,26 @@ export class MountObject extends DurableObject<Env> {
     const token = newServiceToken();
     const issued = await this.shardOf(token).issueLogin(token, partial);
     response.auth = loginAuthBlock(issued.token, issued.entry, identity.policies);
+  }
+
+  /**
+   * Limits for renewing a token this auth mount's login issued (the method re-reads its role),
+   * with the mount's maximum TTL. `prefix` is the route the token store found the mount by.
+   */
+  async renewLogin(prefix: string, role: string): Promise<RenewReply> {
+    try {
+      const entry = await this.loadEntry();
+      if (!entry) throw badRequest('invalid token');
+      const hosted = this.host(entry);
+      if (hosted.context.mountPoint !== prefix) throw badRequest('invalid token');
+      const mountMaxTTL = hosted.context.mountConfig.maxLeaseTTL;
+      if (!hosted.backend.renewLogin) return { ok: true, limits: { ttl: 0, maxTtl: 0, period: 0 }, mountMaxTTL };
+      const limits = await hosted.backend.renewLogin(new PrefixedStorage(this.barrier, LOGICAL_PREFIX), role);
+      return { ok: true, limits, mountMaxTTL };
+    } catch (e) {
+      const r = errorResult(e);
+      return { ok: false, status: r.kind === 'error' ? r.status : 500, errors: r.kind === 'error' ? r.errors : ['auth mount unavailable'] };
+    }
   }
 
   // ---- requests ----

@@ -23,7 +23,7 @@ import { authContextFor, BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type Tok
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { intVar, tokenShardCount } from '../src/env';
-import type { AuthContext } from '../src/framework/backend';
+import type { AuthContext, RenewLimits } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
 import { remoteAuditBroker } from './audit';
@@ -41,6 +41,8 @@ export interface Resolution {
   sealed: boolean;
   auth: AuthContext | null;
 }
+
+type RenewedReply = { ok: true; entry: TokenEntry; ttl: number; warnings: string[] } | { ok: false; status: number; errors: string[] };
 
 export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly keyring: RemoteKeyring;
@@ -200,8 +202,14 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     const stored = await this.shard.tokens.byAccessor(accessor);
     return stored && (stored.entry.expireTime === null || stored.entry.expireTime > Date.now()) ? stored.entry : null;
   }
-  renewAccessor(accessor: string, increment: number, mountMaxTTL: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
-    return this.shard.renewAccessor(accessor, increment, mountMaxTTL);
+  /** RPC errors lose their class: a refused renewal travels as data (see renewed()). */
+  async renewAccessor(accessor: string, increment: number, mountMaxTTL: number, limits?: RenewLimits): Promise<RenewedReply> {
+    try {
+      return { ok: true, ...(await this.shard.renewAccessor(accessor, increment, mountMaxTTL, limits)) };
+    } catch (e) {
+      if (e instanceof CofferError) return { ok: false, status: e.status, errors: e.errors };
+      throw e;
+    }
   }
   async accessors(): Promise<string[]> {
     return this.shard.tokens.accessors();
@@ -285,6 +293,23 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     return entry;
   }
 
+  /**
+   * For a token an auth method's login issued: that method's current limits (its role re-read) and
+   * its mount's maximum TTL. Null for tokens of auth/token/. Throws when the method refuses.
+   */
+  private async loginRenewal(entry: TokenEntry): Promise<{ limits: RenewLimits; mountMaxTTL: number } | null> {
+    if (!entry.path.startsWith('auth/') || entry.path.startsWith('auth/token/')) return null;
+    const routes = (await systemStub(this.env).routes()) ?? [];
+    const route = routes
+      .filter((r) => r.table === 'auth' && entry.path.startsWith(r.prefix))
+      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    // The method's mount is gone: its tokens were revoked with it, or are about to be.
+    if (!route) throw badRequest('invalid token');
+    const reply = await mountStub(this.env, route.uuid).renewLogin(route.prefix, entry.role);
+    if (!reply.ok) throw new CofferError(reply.status, reply.errors);
+    return { limits: reply.limits, mountMaxTTL: reply.mountMaxTTL };
+  }
+
   private async mountConfig(): Promise<TokenMountConfig> {
     if (this.mountConfigCache && Date.now() - this.mountConfigCache.at < MOUNT_CONFIG_TTL_MS) return this.mountConfigCache.config;
     const config = await systemStub(this.env).tokenMountConfig();
@@ -314,7 +339,15 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       revokeToken: (token) => peerOf(token).revokeToken(token),
       revokeAccessor: (accessor) => peerOf(accessor).revokeAccessor(accessor),
       revokeOrphan: (token) => peerOf(token).revokeOrphan(token),
-      renewAccessor: async (accessor, increment) => peerOf(accessor).renewAccessor(accessor, increment, (await this.mountConfig()).maxLeaseTTL),
+      renewAccessor: async (accessor, increment) => {
+        const entry = await peerOf(accessor).lookupAccessor(accessor);
+        const method = entry ? await this.loginRenewal(entry) : null;
+        const reply = method
+          ? await peerOf(accessor).renewAccessor(accessor, increment, method.mountMaxTTL, method.limits)
+          : await peerOf(accessor).renewAccessor(accessor, increment, (await this.mountConfig()).maxLeaseTTL);
+        if (!reply.ok) throw new CofferError(reply.status, reply.errors);
+        return { entry: reply.entry, ttl: reply.ttl, warnings: reply.warnings };
+      },
       role: (name) => this.peer(0).getRole(name),
       putRole: (role) => this.peer(0).putRole(role),
       deleteRole: (name) => this.peer(0).deleteRole(name),

@@ -1,6 +1,7 @@
 // The rules of token creation and renewal (reference §3.3): policies, parentage, TTLs, batch and
 // periodic tokens. Pure functions over plain values; the token store persists what they decide.
 
+import type { RenewLimits } from '../framework/backend';
 import { badRequest } from '../framework/errors';
 import { formatGoDuration, formatRFC3339Nano } from '../framework/duration';
 import { roleAllowsPolicy, type TokenRole } from './token-roles';
@@ -181,12 +182,15 @@ export function createTokenEntry(params: CreateParams, ctx: CreateContext): Crea
  * (or their creation TTL), never past creation + min(max TTL, explicit max TTL).
  */
 export function renewTTL(
-  entry: TokenEntry,
+  current: TokenEntry,
   increment: number,
   mountMaxTTL: number,
   now: number,
+  limits?: RenewLimits,
 ): { ttl: number; warnings: string[] } {
   const warnings: string[] = [];
+  // An auth method's current role settings replace the ones the token was issued with.
+  const entry = limits ? withLimits(current, limits) : current;
   const elapsed = Math.floor(now / 1000) - entry.creationTime;
   if (entry.period > 0) {
     let ttl = entry.period;
@@ -202,4 +206,14 @@ export function renewTTL(
     ttl = remaining;
   }
   return { ttl: Math.max(0, ttl), warnings };
+}
+
+function withLimits(entry: TokenEntry, limits: RenewLimits): TokenEntry {
+  const caps = [entry.explicitMaxTtl, limits.maxTtl].filter((n) => n > 0);
+  return {
+    ...entry,
+    period: limits.period,
+    ttl: limits.ttl || entry.ttl,
+    explicitMaxTtl: caps.length > 0 ? Math.min(...caps) : 0,
+  };
 }

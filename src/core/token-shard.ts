@@ -5,6 +5,7 @@
 // revocation first deletes the token (so it can neither be used nor gain children), leaves a
 // `revoking/` marker, then walks children and leases; the shard's alarm resumes unfinished walks.
 
+import type { RenewLimits } from '../framework/backend';
 import { getJSON, putJSON, type Storage } from '../framework/storage';
 import { badRequest } from '../framework/errors';
 import { Mutex } from './mutex';
@@ -272,14 +273,20 @@ export class TokenShard {
 
   // ---- renewal ----
 
-  async renewAccessor(accessor: string, increment: number, mountMaxTTL: number, now = Date.now()): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
+  async renewAccessor(
+    accessor: string,
+    increment: number,
+    mountMaxTTL: number,
+    limits?: RenewLimits,
+    now = Date.now(),
+  ): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }> {
     const renewed = await this.rmw.run(async () => {
       const stored = await this.tokens.byAccessor(accessor);
       if (!stored || (stored.entry.expireTime !== null && stored.entry.expireTime <= now)) throw badRequest('invalid token');
       const { entry } = stored;
       if (entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
       if (!entry.renewable || entry.expireTime === null) throw badRequest('lease is not renewable');
-      const { ttl, warnings } = renewTTL(entry, increment, mountMaxTTL, now);
+      const { ttl, warnings } = renewTTL(entry, increment, mountMaxTTL, now, limits);
       const next: TokenEntry = { ...entry, expireTime: now + ttl * 1000, lastRenewal: now };
       await this.tokens.update(stored.hash, next, entry);
       return { entry: next, ttl, warnings };

@@ -217,6 +217,19 @@ export interface Backend {
    * nothing scheduled). It must be idempotent: a failed run is simply run again later.
    */
   periodic?(storage: Storage, now: number): Promise<number | null>;
+  /**
+   * For auth methods: the current limits for renewing a token one of its logins issued (Vault
+   * re-reads the role). Throws (a 4xx CofferError) when the token may no longer be renewed, e.g.
+   * its role was deleted. Absent: such tokens renew within the token's own limits.
+   */
+  renewLogin?(storage: Storage, role: string): Promise<RenewLimits>;
+}
+
+/** What an auth method allows a renewal of one of its tokens (seconds; 0 = no limit of its own). */
+export interface RenewLimits {
+  ttl: number;
+  maxTtl: number;
+  period: number;
 }
 
 /** Vault's special-path globs: exact, or prefix when ending in '*'. */

@@ -125,3 +125,39 @@ describe('refusals', () => {
     expect(r.body.errors).toEqual(['missing alias']);
   });
 });
+
+describe('renewing a login token', () => {
+  const renewSelf = (token: string, body: Record<string, unknown> = {}) => api('POST', 'auth/token/renew-self', { token, body });
+
+  it('uses the role\'s current TTL, max TTL and period', async () => {
+    await ok('POST', 'auth/test-login/role/r1', { ttl: '10m', max_ttl: '1h' });
+    const t = (await login({ alias: 'renewer', ttl: '5m', role: 'r1' })).body.auth.client_token;
+    expect((await renewSelf(t)).body.auth.lease_duration).toBe(600);
+    const long = await renewSelf(t, { increment: '3h' });
+    expect(long.body.auth.lease_duration).toBeGreaterThan(3500);
+    expect(long.body.auth.lease_duration).toBeLessThanOrEqual(3600);
+    expect(long.body.warnings[0]).toMatch(/exceeded the effective max_ttl/);
+    await ok('POST', 'auth/test-login/role/r1', { ttl: '10m', max_ttl: '1h', period: '20m' });
+    expect((await renewSelf(t)).body.auth.lease_duration).toBe(1200);
+    // By token and by accessor too.
+    const accessor = (await lookupSelf(t)).body.data.accessor;
+    expect((await api('POST', 'auth/token/renew-accessor', { token: c.root, body: { accessor } })).body.auth.lease_duration).toBe(1200);
+  });
+
+  it('fails once the role is gone, leaving the token as it was', async () => {
+    await ok('POST', 'auth/test-login/role/r2', { ttl: '10m' });
+    const t = (await login({ alias: 'orphaned', ttl: '5m', role: 'r2' })).body.auth.client_token;
+    await ok('DELETE', 'auth/test-login/role/r2');
+    const r = await renewSelf(t);
+    expect(r.status).toBe(400);
+    expect(r.body.errors).toEqual(['role "r2" could not be found']);
+    const self = await lookupSelf(t);
+    expect(self.status).toBe(200);
+    expect(self.body.data.ttl).toBeLessThanOrEqual(300);
+  });
+
+  it('a login without a role renews within the token\'s own limits', async () => {
+    const t = (await login({ alias: 'plain', ttl: '5m' })).body.auth.client_token;
+    expect((await renewSelf(t, { increment: '15m' })).body.auth.lease_duration).toBe(900);
+  });
+});

@@ -129,10 +129,16 @@ describe('renewing', () => {
   });
 
   it('refuses to renew what cannot be renewed', async () => {
-    expect((await post('renew-self', {})).body.errors).toEqual(['lease is not renewable']);
-    const fixed = await create({ policies: ['web'], renewable: false });
-    expect((await post('renew', { token: fixed.client_token })).body.errors).toEqual(['lease is not renewable']);
-    expect((await post('renew', { token: 'hvs.unknown00000000000000000' })).body.errors).toEqual(['invalid token']);
+    const self = await post('renew-self', {});
+    expect([self.status, self.body.errors]).toEqual([400, ['lease is not renewable']]);
+    // Tokens on every shard (the refusal crosses an RPC when the token lives elsewhere).
+    for (let i = 0; i < 6; i++) {
+      const fixed = await create({ policies: ['web'], renewable: false });
+      const r = await post('renew', { token: fixed.client_token });
+      expect([r.status, r.body.errors]).toEqual([400, ['lease is not renewable']]);
+    }
+    const unknown = await post('renew', { token: 'hvs.unknown00000000000000000' });
+    expect([unknown.status, unknown.body.errors]).toEqual([400, ['invalid token']]);
   });
 });
 

@@ -2,8 +2,9 @@
 // so the host side of every login (entity resolution, token issuance, the auth block) is testable
 // without an identity provider. Mountable only when the Worker has COFFER_TEST_ENGINES=1.
 
-import type { Backend, LoginAuth } from '../../framework/backend';
+import type { Backend, LoginAuth, RenewLimits } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
+import { getJSON, putJSON } from '../../framework/storage';
 
 export function testLoginBackend(): Backend {
   return {
@@ -26,6 +27,7 @@ export function testLoginBackend(): Backend {
           num_uses: { type: 'int', description: 'Uses' },
           bound_cidrs: { type: 'comma-string-list', description: 'CIDRs' },
           token_type: { type: 'string', description: 'Token type' },
+          role: { type: 'string', description: 'Role whose limits apply at renewal (role/<name>)' },
         },
         operations: {
           update: async (_req, f) => {
@@ -45,12 +47,39 @@ export function testLoginBackend(): Backend {
               numUses: f.get('num_uses'),
               boundCidrs: f.get('bound_cidrs'),
               tokenType: f.get('token_type'),
-              role: 'test',
+              role: f.get('role'),
             };
             return { login };
           },
         },
       },
+      {
+        // Renewal limits of a role, as a method's role would have them.
+        pattern: 'role/(?<name>\\w+)',
+        fields: {
+          name: { type: 'string', description: 'Role name', required: true },
+          ttl: { type: 'duration', description: 'TTL at renewal' },
+          max_ttl: { type: 'duration', description: 'Max TTL' },
+          period: { type: 'duration', description: 'Period' },
+        },
+        operations: {
+          update: async (req, f) => {
+            const limits: RenewLimits = { ttl: f.get('ttl'), maxTtl: f.get('max_ttl'), period: f.get('period') };
+            await putJSON(req.storage, `role/${f.get<string>('name')}`, limits);
+            return null;
+          },
+          delete: async (req, f) => {
+            await req.storage.delete(`role/${f.get<string>('name')}`);
+            return null;
+          },
+        },
+      },
     ],
+    renewLogin: async (storage, role) => {
+      if (role === '') return { ttl: 0, maxTtl: 0, period: 0 };
+      const limits = await getJSON<RenewLimits>(storage, `role/${role}`);
+      if (!limits) throw badRequest(`role "${role}" could not be found`);
+      return limits;
+    },
   };
 }
