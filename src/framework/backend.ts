@@ -145,7 +145,12 @@ export interface LogicalResponse {
    * A raw response: sent with this status and, if body is set, this JSON body verbatim
    * (no envelope). Used by sys/init, seal-status, health and friends.
    */
-  raw?: { status: number; body?: unknown };
+  raw?: {
+    status: number;
+    body?: unknown;
+    /** Sends `body` (a string) as-is with this content type instead of as JSON (OIDC's HTML pages). */
+    contentType?: string;
+  };
   /** Status override for an enveloped response (e.g. 404 with data). */
   status?: number;
   /** Set when the response was wrapped: the client gets only this (Vault's wrap_info). */

@@ -72,7 +72,13 @@ function wrappedBody(wrapInfo: WrapInfo): Record<string, unknown> {
 }
 
 export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Response {
-  if (resp.raw && !resp.wrapInfo) return jsonResponse(resp.raw.status, resp.raw.body, ctx.head);
+  if (resp.raw && !resp.wrapInfo) {
+    const { status, body, contentType } = resp.raw;
+    if (contentType && typeof body === 'string') {
+      return new Response(ctx.head ? null : body, { status, headers: { 'Content-Type': contentType, 'Cache-Control': 'no-store' } });
+    }
+    return jsonResponse(status, body, ctx.head);
+  }
   const body = envelopeBody(resp, ctx);
   if (body === null) return jsonResponse(204, undefined);
   return jsonResponse(resp.wrapInfo ? 200 : (resp.status ?? 200), body, ctx.head);
