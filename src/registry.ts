@@ -10,6 +10,7 @@ import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
 import { transitBackend } from './engines/transit';
 import { testLoginBackend } from './auth/test-login';
+import { JWT_UNAUTHENTICATED_PATHS, jwtBackend } from './auth/jwt';
 import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
 
 export type Host = 'system' | 'token' | 'mount';
@@ -55,6 +56,9 @@ const TYPES: BackendType[] = [
     create: testLeasesBackend,
     testOnly: true,
   },
+  // One method under both of Vault's names.
+  { type: 'jwt', table: 'auth', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS, create: jwtBackend },
+  { type: 'oidc', table: 'auth', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS, create: jwtBackend },
   {
     type: 'coffer-test-login',
     table: 'auth',

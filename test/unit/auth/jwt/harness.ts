@@ -1,0 +1,46 @@
+// The JWT auth method at engine level: its backend over MemoryStorage through dispatch (no Durable
+// Object). Keys and tokens come from test/helpers/jwt.ts.
+import { expect } from 'vitest';
+import { dispatch, type Authorizer, type MountContext } from '../../../../src/core/logical';
+import type { AuthContext, LogicalResponse, WireOperation } from '../../../../src/framework/backend';
+import { CofferError } from '../../../../src/framework/errors';
+import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';
+import { jwtBackend } from '../../../../src/auth/jwt';
+
+const root: AuthContext = { accessor: 'a', policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service', boundCidrs: [] };
+const allowAll: Authorizer = { authorize: () => ({ sudo: true }), grantsCreateAndUpdate: () => false };
+/** The mount's max lease TTL is 24h, for the role warnings. */
+export const MOUNT_MAX_TTL = 86400;
+const mount: MountContext = { mountPoint: 'auth/jwt/', mountType: 'jwt', mountAccessor: 'auth_jwt_1', mountConfig: { defaultLeaseTTL: 3600, maxLeaseTTL: MOUNT_MAX_TTL }, mountOptions: {} };
+
+export interface Engine {
+  call(operation: WireOperation, path: string, data?: Record<string, unknown>, opts?: { clientIP?: string }): Promise<LogicalResponse>;
+  storage: MemoryStorage;
+}
+
+export function engine(): Engine {
+  const storage = new MemoryStorage();
+  const backend = jwtBackend();
+  return {
+    storage,
+    call: (operation, path, data = {}, opts = {}) => {
+      const wire = { id: 'r', operation, path: `auth/jwt/${path}`, data, auth: operation === 'write' && path === 'login' ? null : root, clientIP: opts.clientIP ?? '10.0.0.5', headers: {}, wrapTTL: 0 };
+      return dispatch(backend, wire, mount, new StorageTransaction(storage), allowAll);
+    },
+  };
+}
+
+/** Asserts the call fails with this status and (exact) message. */
+export async function expectError(p: Promise<unknown>, status: number, message?: string): Promise<void> {
+  let err: unknown = null;
+  try {
+    await p;
+  } catch (e) {
+    err = e;
+  }
+  expect(err, 'expected the call to fail').toBeInstanceOf(CofferError);
+  const ce = err as CofferError;
+  expect({ status: ce.status, message: ce.errors[0] }).toEqual(message === undefined ? { status, message: ce.errors[0] } : { status, message });
+}
+
+export * from '../../../helpers/jwt';
