@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
     environment: 'node',
-    globalSetup: ['test/e2e/global-setup.ts'],
+    globalSetup: ['test/e2e/global-setup.ts', 'test/e2e/oidc-provider.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     // Each file starts its own servers; two cores are plenty busy with one file at a time.
