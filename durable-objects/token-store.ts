@@ -91,12 +91,22 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     else if (kind === 'shard' && Number(id) !== this.shardNo) await tokenShardStub(this.env, Number(id)).forgetToken(accessor);
   }
 
+  /** The alarm as this object last set or read it (undefined: not known; it is the only setter). */
+  private alarmAt: number | null | undefined;
+
   private async wakeAt(at: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    // Every new token asks for its expiry: most are later than the alarm already set.
+    if (this.alarmAt != null && this.alarmAt <= at) return;
+    const current = this.alarmAt === undefined ? await this.ctx.storage.getAlarm() : this.alarmAt;
+    if (current === null || current > at) {
+      await this.ctx.storage.setAlarm(at);
+      this.alarmAt = at;
+    } else this.alarmAt = current;
   }
 
   override async alarm(): Promise<void> {
+    // The alarm that fired is gone; whatever tick asks for next is set below.
+    this.alarmAt = undefined;
     const next = await this.shard.tick();
     if (next !== null) await this.wakeAt(next);
   }
@@ -144,7 +154,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
     }
     const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
-    await this.shard.storeToken(token, entry);
+    await this.shard.storeToken(token, entry, true);
     return { token, entry };
   }
 
@@ -174,8 +184,8 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   }
 
   // ---- PeerShard: token tree operations ----
-  storeToken(token: string, entry: TokenEntry): Promise<void> {
-    return this.shard.storeToken(token, entry);
+  storeToken(token: string, entry: TokenEntry, random = false): Promise<void> {
+    return this.shard.storeToken(token, entry, random);
   }
   addChild(parentAccessor: string, childAccessor: string): Promise<boolean> {
     return this.shard.addChild(parentAccessor, childAccessor);
@@ -331,7 +341,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
         const token = id || newServiceToken();
         const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
         if (id && (await peerOf(token).lookupToken(token))) throw badRequest('cannot create a token with a duplicate ID');
-        await this.shard.create(token, entry);
+        await this.shard.create(token, entry, !id);
         return { token, entry };
       },
       lookup: async (token) => (token.startsWith(BATCH_TOKEN_PREFIX) ? this.openBatch(token) : peerOf(token).lookupToken(token)),

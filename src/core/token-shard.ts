@@ -23,7 +23,7 @@ interface HolderRecord {
 
 /** What a shard asks of other shards (the same methods it serves itself). */
 export interface PeerShard {
-  storeToken(token: string, entry: TokenEntry): Promise<void>;
+  storeToken(token: string, entry: TokenEntry, random?: boolean): Promise<void>;
   addChild(parentAccessor: string, childAccessor: string): Promise<boolean>;
   removeChild(parentAccessor: string, childAccessor: string): Promise<void>;
   revokeAccessor(accessor: string): Promise<void>;
@@ -142,8 +142,8 @@ export class TokenShard {
   // ---- creation ----
 
   /** Stores a token created on another shard (or this one). */
-  async storeToken(token: string, entry: TokenEntry): Promise<void> {
-    await this.tokens.put(token, entry);
+  async storeToken(token: string, entry: TokenEntry, random = false): Promise<void> {
+    await this.tokens.put(token, entry, random);
     if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
   }
 
@@ -162,10 +162,10 @@ export class TokenShard {
    * Stores a new service token wherever it belongs and links it under its parent. If the parent
    * is revoked meanwhile, the new token is revoked too, so no child outlives its parent.
    */
-  async create(token: string, entry: TokenEntry): Promise<void> {
+  async create(token: string, entry: TokenEntry, random = false): Promise<void> {
     // The parent is the caller, whose token lives on this shard.
     if (entry.parent && !(await this.addChild(entry.parent, entry.accessor))) throw badRequest('parent token was revoked');
-    await this.peerFor(token).storeToken(token, entry);
+    await this.peerFor(token).storeToken(token, entry, random);
     if (entry.parent && !(await this.tokens.byAccessor(entry.parent))) {
       await this.peerFor(entry.accessor).revokeAccessor(entry.accessor);
       throw badRequest('parent token was revoked');

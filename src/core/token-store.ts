@@ -6,10 +6,10 @@
 // so the cache is coherent, and it saves the HMAC, the read and the decryption on every request.
 // Memory holds nothing the keyring in the same memory would not already unlock.
 
-import { toHex } from '../crypto/encoding';
+import { toHex, utf8 } from '../crypto/encoding';
 import { hmacSha256 } from '../crypto/hmac';
 import { randomBytes } from '../crypto/random';
-import { getJSON, putJSON, type Storage } from '../framework/storage';
+import { getJSON, putJSON, type BatchStorage, type Storage, type StorageOp } from '../framework/storage';
 import { newAccessorFor, rootTokenEntry, type TokenEntry } from './tokens';
 
 const SALT_KEY = 'salt';
@@ -89,12 +89,36 @@ export class TokenStore {
     return newAccessorFor(token, this.shards);
   }
 
-  /** Stores a new token. The accessor must be one from accessorFor(token). */
-  async put(token: string, entry: TokenEntry): Promise<StoredToken> {
+  /** Applies writes together: in one batch where the storage can (one statement, all or none). */
+  private async apply(ops: StorageOp[]): Promise<void> {
+    const batch = this.storage as Partial<BatchStorage>;
+    if (typeof batch.applyBatch === 'function') {
+      await batch.applyBatch.call(this.storage, ops);
+      return;
+    }
+    for (const op of ops) {
+      if (op.value === null) await this.storage.delete(op.key);
+      else await this.storage.put(op.key, op.value);
+    }
+  }
+
+  /** The writes that store `entry` under `hash`, keeping the expiry index in step. */
+  private entryOps(hash: string, entry: TokenEntry, previous: TokenEntry | null): StorageOp[] {
+    const ops: StorageOp[] = [];
+    if (previous?.expireTime != null && previous.expireTime !== entry.expireTime) ops.push({ key: expiryKey(previous.expireTime, hash), value: null });
+    ops.push({ key: `tokens/${hash}`, value: utf8(JSON.stringify(entry)) });
+    if (entry.expireTime !== null) ops.push({ key: expiryKey(entry.expireTime, hash), value: new Uint8Array(0) });
+    return ops;
+  }
+
+  /**
+   * Stores a new token. The accessor must be one from accessorFor(token). `random`: the token was
+   * just drawn at random (over 140 bits), so it cannot exist already and is not looked up.
+   */
+  async put(token: string, entry: TokenEntry, random = false): Promise<StoredToken> {
     const hash = (await this.hash(token, true))!;
-    if (await this.storage.get(`tokens/${hash}`)) throw new Error('token already exists');
-    await this.write(hash, entry, null);
-    await putJSON(this.storage, `accessors/${entry.accessor}`, { hash });
+    if (!random && (await this.storage.get(`tokens/${hash}`))) throw new Error('token already exists');
+    await this.apply([...this.entryOps(hash, entry, null), { key: `accessors/${entry.accessor}`, value: utf8(JSON.stringify({ hash })) }]);
     const stored = { hash, entry };
     this.remember(token, stored);
     return stored;
@@ -112,20 +136,19 @@ export class TokenStore {
   }
 
   private async write(hash: string, entry: TokenEntry, previous: TokenEntry | null): Promise<void> {
-    if (previous?.expireTime != null && previous.expireTime !== entry.expireTime) {
-      await this.storage.delete(expiryKey(previous.expireTime, hash));
-    }
-    await putJSON(this.storage, `tokens/${hash}`, entry);
-    if (entry.expireTime !== null) await this.storage.put(expiryKey(entry.expireTime, hash), new Uint8Array(0));
+    await this.apply(this.entryOps(hash, entry, previous));
   }
 
   /** Deletes a token's records (its children index stays: the caller revokes or orphans them). */
   async remove({ hash, entry }: StoredToken): Promise<void> {
     this.forget(hash);
-    await this.storage.delete(`tokens/${hash}`);
-    await this.storage.delete(`wrapped/${hash}`);
-    if (entry.accessor) await this.storage.delete(`accessors/${entry.accessor}`);
-    if (entry.expireTime !== null) await this.storage.delete(expiryKey(entry.expireTime, hash));
+    const ops: StorageOp[] = [
+      { key: `tokens/${hash}`, value: null },
+      { key: `wrapped/${hash}`, value: null },
+    ];
+    if (entry.accessor) ops.push({ key: `accessors/${entry.accessor}`, value: null });
+    if (entry.expireTime !== null) ops.push({ key: expiryKey(entry.expireTime, hash), value: null });
+    await this.apply(ops);
   }
 
   /** The live entry for a token, or null when unknown or expired. */

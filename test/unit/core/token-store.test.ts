@@ -1,0 +1,67 @@
+// How the token store writes: each change of a token is one atomic batch (so a token is never
+// stored without its accessor or expiry index), and random tokens skip the existence lookup.
+import { describe, expect, it } from 'vitest';
+import { TokenStore } from '../../../src/core/token-store';
+import { rootTokenEntry } from '../../../src/core/tokens';
+import { MemoryStorage, type StorageOp } from '../../../src/framework/storage';
+
+class CountingStorage extends MemoryStorage {
+  batches: StorageOp[][] = [];
+  gets: string[] = [];
+  override async applyBatch(ops: StorageOp[]) {
+    this.batches.push(ops);
+    await super.applyBatch(ops);
+  }
+  override async get(key: string) {
+    this.gets.push(key);
+    return super.get(key);
+  }
+}
+
+const entry = (store: TokenStore, token: string, expireTime: number | null) => ({ ...rootTokenEntry(store.accessorFor(token)), expireTime });
+
+describe('TokenStore writes', () => {
+  it('stores a token, its accessor and its expiry in one batch; a failed batch stores none of them', async () => {
+    const storage = new CountingStorage();
+    const store = new TokenStore(storage, 4);
+    await store.hash('warm-up', true);
+    storage.batches = [];
+    const stored = await store.put('hvs.one', entry(store, 'hvs.one', Date.now() + 60_000));
+    expect(storage.batches.length).toBe(1);
+    expect(storage.batches[0].map((op) => op.key.split('/')[0]).sort()).toEqual(['accessors', 'expiry', 'tokens']);
+    expect((await store.byAccessor(stored.entry.accessor))?.hash).toBe(stored.hash);
+
+    const failing = new CountingStorage();
+    failing.applyBatch = async () => {
+      throw new Error('disk full');
+    };
+    const broken = new TokenStore(failing, 4);
+    await expect(broken.put('hvs.two', entry(broken, 'hvs.two', Date.now() + 60_000))).rejects.toThrow('disk full');
+    expect([...failing.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
+  });
+
+  it('renewal moves the expiry index in the same batch; removal deletes everything in one', async () => {
+    const storage = new CountingStorage();
+    const store = new TokenStore(storage, 4);
+    const first = entry(store, 'hvs.r', Date.now() + 60_000);
+    const stored = await store.put('hvs.r', first);
+    storage.batches = [];
+    await store.update(stored.hash, { ...first, expireTime: first.expireTime! + 1000 }, first);
+    expect(storage.batches.length).toBe(1);
+    expect(storage.batches[0].filter((op) => op.key.startsWith('expiry/')).map((op) => op.value === null)).toEqual([true, false]);
+    await store.remove({ hash: stored.hash, entry: { ...first, expireTime: first.expireTime! + 1000 } });
+    expect(storage.batches.length).toBe(2);
+    expect([...storage.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
+  });
+
+  it('looks a token up before storing it unless it was just drawn at random', async () => {
+    const storage = new CountingStorage();
+    const store = new TokenStore(storage, 4);
+    await store.put('hvs.custom', entry(store, 'hvs.custom', null));
+    expect(storage.gets.filter((k) => k.startsWith('tokens/')).length).toBe(1);
+    await expect(store.put('hvs.custom', entry(store, 'hvs.custom', null))).rejects.toThrow('token already exists');
+    storage.gets = [];
+    await store.put('hvs.random', entry(store, 'hvs.random', null), true);
+    expect(storage.gets.filter((k) => k.startsWith('tokens/'))).toEqual([]);
+  });
+});
