@@ -31,7 +31,7 @@ const url = await new Promise((resolve) => {
   });
 });
 const token = JSON.parse(readFileSync(path.join(dataDir, 'init.json'), 'utf8')).root_token;
-if (scenario.setup) await scenario.setup(url, token);
+const context = scenario.setup ? await scenario.setup(url, token) : undefined;
 
 const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
 const target = targets.find((t) => /coffer/i.test(t.title ?? '') || /coffer/i.test(t.url ?? '')) ?? targets[0];
@@ -48,7 +48,7 @@ const send = (method, params = {}) => new Promise((resolve) => {
   ws.send(JSON.stringify({ id, method, params }));
 });
 
-const load = (duration) => new Promise((res, rej) => autocannon({ connections: 50, duration, ...scenario.request(url, token) }, (e, r) => (e ? rej(e) : res(r))));
+const load = (duration) => new Promise((res, rej) => autocannon({ connections: 50, duration, ...scenario.request(url, token, context) }, (e, r) => (e ? rej(e) : res(r))));
 await load(2);
 await send('Profiler.enable');
 await send('Profiler.setSamplingInterval', { interval: 100 });

@@ -155,4 +155,25 @@ export const SCENARIOS = [
     },
     request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-rsa`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
   },
+  {
+    name: 'JWT login, jwt_validation_pubkeys',
+    target: 0.4,
+    setup: async (url, token) => {
+      const { SignJWT, exportSPKI, generateKeyPair } = await import('jose');
+      const { publicKey, privateKey } = await generateKeyPair('ES256');
+      const res = await fetch(`${url}/v1/sys/auth/jwt`, { method: 'POST', headers: json(token), body: JSON.stringify({ type: 'jwt' }) });
+      if (!res.ok && !(await res.text()).includes('path is already in use')) throw new Error(`enable auth/jwt: ${res.status}`);
+      await call(url, token, 'POST', 'auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(publicKey)], bound_issuer: 'https://bench.example' });
+      await call(url, token, 'POST', 'auth/jwt/role/bench', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['coffer-bench'], token_policies: ['default'], token_ttl: '10m' });
+      return new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer('https://bench.example')
+        .setAudience('coffer-bench')
+        .setSubject('bench-user')
+        .setIssuedAt()
+        .setExpirationTime('2h')
+        .sign(privateKey);
+    },
+    request: (url, _token, jwt) => ({ url: `${url}/v1/auth/jwt/login`, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ role: 'bench', jwt }) }),
+  },
 ];

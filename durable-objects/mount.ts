@@ -20,6 +20,7 @@ import { Mutex } from '../src/core/mutex';
 import { TokenValidator } from '../src/core/token-validator';
 import { newServiceToken, shardFor } from '../src/core/tokens';
 import { loginAuthBlock, loginTokenEntry } from '../src/core/login-token';
+import { LoginIdentityCache } from '../src/core/login-identity-cache';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
@@ -62,6 +63,8 @@ export class MountObject extends DurableObject<Env> {
   private readonly validator: TokenValidator;
   private readonly acls: AclCache;
   private readonly identity: IdentityClient;
+  /** Entities behind this auth mount's recent logins (cleared with the ACLs on identity changes). */
+  private readonly loginIdentities: LoginIdentityCache;
   /** Auth mounts by accessor, for the identity engine's aliases. */
   private readonly authMounts = new CachedMountDirectory(() => systemStub(this.env).authMounts());
   private readonly audit: AuditBroker;
@@ -83,6 +86,7 @@ export class MountObject extends DurableObject<Env> {
     });
     this.identity = new IdentityClient(env, { self: async () => ((await this.loadEntry())?.type === 'identity' ? this : null) });
     this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: new IdentityCache(this.identity.views) });
+    this.loginIdentities = new LoginIdentityCache((input) => this.identity.login(input));
     this.audit = remoteAuditBroker(env);
   }
 
@@ -199,11 +203,13 @@ export class MountObject extends DurableObject<Env> {
     this.entry = undefined;
     this.validator.leases.clear();
     this.acls.clear();
+    this.loginIdentities.clear();
   }
 
   /** Called by the SystemObject when a policy changed: compiled ACLs are stale. */
   async policiesChanged(): Promise<void> {
     this.acls.clear();
+    this.loginIdentities.clear();
   }
 
   /** Called by the SystemObject when an audit device was enabled or disabled. */
@@ -317,6 +323,17 @@ export class MountObject extends DurableObject<Env> {
 
   /** An auth method's login: the entity behind an alias (created when new), in one transaction. */
   async identityLogin(input: IdentityLoginInput): Promise<IdentityLoginReply> {
+    // Most logins change nothing (a known alias with the same metadata and groups): those are
+    // answered from a look that writes nothing, without waiting for the writes. Any other one,
+    // or a failed look, runs again below, serialised and committed.
+    try {
+      await this.identityOnly();
+      const look = this.barrier.transaction();
+      const result = await identityLogin(prefixedTransaction(look, LOGICAL_PREFIX), input);
+      if (!look.dirty) return { ok: true, result };
+    } catch {
+      // Answered by the serialised run.
+    }
     return this.writes.run(async () => {
       try {
         await this.identityOnly();
@@ -366,7 +383,7 @@ export class MountObject extends DurableObject<Env> {
   private async issueLogin(response: LogicalResponse, entry: MountEntry, context: MountContext, path: string): Promise<void> {
     const login = response.login!;
     delete response.login;
-    const identity = await this.identity.login({
+    const identity = await this.loginIdentities.resolve({
       mountAccessor: entry.accessor,
       mountPath: context.mountPoint,
       mountType: entry.type,
@@ -484,10 +501,12 @@ export class MountObject extends DurableObject<Env> {
           wakeAt,
         });
       };
+      const relPath = relativePath(wire.path, prefix);
       const readOnly =
-        (wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') &&
-        !backend.secretTypes &&
-        !matchesSpecialPath(backend.writingReadPaths, relativePath(wire.path, prefix));
+        ((wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') &&
+          !backend.secretTypes &&
+          !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
+        (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
       try {
         const response = readOnly ? await run() : await this.writes.run(() => this.thenAnnounce(entry, run));
         return { kind: 'ok', response };

@@ -207,6 +207,11 @@ export interface Backend {
    * first read, backup recording backup_info). The host serialises them with the writes.
    */
   writingReadPaths?: string[];
+  /**
+   * Mount-relative paths (Vault globs) whose writes never change the mount's storage (JWT login:
+   * the token and entity live elsewhere). The host runs them without waiting for other writes.
+   */
+  storageFreeWritePaths?: string[];
   /** Secret types this backend issues leases for, by name. */
   secretTypes?: Record<string, SecretType>;
   /**

@@ -188,6 +188,7 @@ export class StorageTransaction implements Transaction {
 
   constructor(private readonly inner: BatchStorage) {}
 
+  /** Whether anything was written (or deleted) so far. */
   get dirty(): boolean {
     return this.pending.size > 0;
   }

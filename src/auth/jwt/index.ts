@@ -16,6 +16,8 @@ export function jwtBackend(): Backend {
     paths: [...loginPaths(), ...rolePaths(), ...configPaths(), ...oidcPaths()],
     // A GET callback spends its OIDC state: serialised with the writes, so a state is used once.
     writingReadPaths: ['oidc/callback'],
+    // A JWT login writes nothing of this mount's (the entity and token live elsewhere).
+    storageFreeWritePaths: ['login'],
     // Renewal re-reads the role (Vault's pathLoginRenew): its current ttl, max_ttl and period.
     renewLogin: async (storage, roleName) => {
       const role = await loadRole(storage, roleName);

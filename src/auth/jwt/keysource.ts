@@ -45,6 +45,20 @@ interface CacheEntry {
   /** Parsed key sets by URL. */
   remote: Map<string, KeySet>;
   discovery?: DiscoveryDocument;
+  /**
+   * Tokens whose signature verified under this config: the same bytes verify the same way, and
+   * clients often log in with one token many times (a CI job, a pod's service account token).
+   * The claims are still checked on every login.
+   */
+  verified: Map<string, CompactVerifyResult>;
+}
+
+const MAX_VERIFIED = 1_000;
+
+function rememberVerified(entry: CacheEntry, token: string, result: CompactVerifyResult): CompactVerifyResult {
+  if (entry.verified.size >= MAX_VERIFIED) entry.verified.delete(entry.verified.keys().next().value as string);
+  entry.verified.set(token, result);
+  return result;
 }
 
 // Only settled values are cached (never promises), so no request waits on another one's I/O.
@@ -54,7 +68,7 @@ const MAX_CACHED_CONFIGS = 64;
 function entryFor(version: string): CacheEntry {
   let entry = cache.get(version);
   if (!entry) {
-    entry = { remote: new Map() };
+    entry = { remote: new Map(), verified: new Map() };
     cache.set(version, entry);
     // Old versions are never used again; drop the oldest once there are many.
     while (cache.size > MAX_CACHED_CONFIGS) cache.delete(cache.keys().next().value as string);
@@ -240,25 +254,27 @@ export async function verifySignature(config: JwtConfig, token: string): Promise
   if (typeof alg !== 'string' || !ASYMMETRIC_ALGS.includes(alg)) {
     throw new SignatureError(config.jwtValidationPubkeys.length > 0 ? 'no known key successfully validated the token signature' : 'failed to verify id token signature');
   }
+  const entry = entryFor(config.version);
+  const known = entry.verified.get(token);
+  if (known) return known;
   if (config.jwtValidationPubkeys.length > 0) {
     const result = await verifyWith(await staticKeys(config), token);
     if (!result) throw new SignatureError('no known key successfully validated the token signature');
-    return result;
+    return rememberVerified(entry, token, result);
   }
-  const entry = entryFor(config.version);
   const urls = await remoteURLs(config);
   const fresh = new Set<string>();
   for (const url of urls) {
     const { set, fetched } = await remoteSet(entry, url, false);
     if (fetched) fresh.add(url);
     const result = await verifyWith(set, token);
-    if (result) return result;
+    if (result) return rememberVerified(entry, token, result);
   }
   // A cached set that verifies nothing may be stale (a new kid, a rotated key): refetch it once.
   for (const url of urls) {
     if (fresh.has(url)) continue;
     const result = await verifyWith((await remoteSet(entry, url, true)).set, token);
-    if (result) return result;
+    if (result) return rememberVerified(entry, token, result);
   }
   throw new SignatureError('failed to verify id token signature');
 }

@@ -75,6 +75,24 @@ describe('successful logins', () => {
   });
 });
 
+describe('the same token again', () => {
+  it('checks the role and claims anew each time (only the signature check is remembered), and writes nothing of the mount', async () => {
+    const e = await configured();
+    const jwt = await sign(rsa, claims());
+    const before = new Map(e.storage.data);
+    expect((await login(e, jwt)).login?.aliasName).toBe('user-1');
+    expect((await login(e, jwt)).login?.aliasName).toBe('user-1');
+    // The login path runs without the mount's write serialisation: it must not write.
+    expect(new Map(e.storage.data)).toEqual(before);
+    await e.call('write', 'role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'someone-else' });
+    await expectError(login(e, jwt), 400, `${PREFIX}invalid audience (aud) claim: audience claim does not match any expected audience`);
+    // A new config (other keys) forgets what was verified.
+    await e.call('write', 'config', { jwt_validation_pubkeys: [other.pem], bound_issuer: ISS });
+    await e.call('write', 'role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'coffer' });
+    await expectError(login(e, jwt), 400, `${PREFIX}error verifying token signature: no known key successfully validated the token signature`);
+  });
+});
+
 describe('rejections before the token is looked at', () => {
   it('an unconfigured mount, a missing or unknown role, an oidc role, a missing token', async () => {
     const unconfigured = engine();
