@@ -6,6 +6,7 @@ import { parseCIDR } from '../core/cidr';
 import { formatGoDuration } from '../framework/duration';
 import { badRequest } from '../framework/errors';
 import type { FieldData, FieldSchemas } from '../framework/fields';
+import type { LoginAuth } from '../framework/backend';
 
 /** What a role stores about the tokens it issues. Durations are whole seconds. */
 export interface TokenParams {
@@ -175,17 +176,9 @@ export function tokenFieldsView(p: TokenParams): Record<string, unknown> {
 }
 
 /** The token settings of a login (the token-related members of LoginAuth). */
-export function tokenLoginFields(p: TokenParams): {
-  policies: string[];
-  noDefaultPolicy: boolean;
-  ttl: number;
-  maxTtl: number;
-  explicitMaxTtl: number;
-  period: number;
-  numUses: number;
-  boundCidrs: string[];
-  tokenType: string;
-} {
+export function tokenLoginFields(
+  p: TokenParams,
+): Pick<LoginAuth, 'policies' | 'noDefaultPolicy' | 'ttl' | 'maxTtl' | 'explicitMaxTtl' | 'period' | 'numUses' | 'boundCidrs' | 'tokenType'> {
   return {
     policies: [...p.policies],
     noDefaultPolicy: p.noDefaultPolicy,
