@@ -1,5 +1,6 @@
 // The system backend (mounted at sys/).
 import type { Backend } from '../framework/backend';
+import { toolPaths } from '../framework/tools';
 import { auditPaths } from './audit';
 import type { SystemServices } from './context';
 import { leasePaths } from './leases';
@@ -22,6 +23,7 @@ export function systemBackend(services: SystemServices): Backend {
       ...uiMountPaths(services),
       ...wrappingPaths(services),
       ...auditPaths(services),
+      ...toolPaths('tools/'),
     ],
     unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,
     sudoPaths: SYS_SUDO_PATHS,

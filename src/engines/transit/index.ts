@@ -12,7 +12,7 @@ import { keyPaths } from './keys';
 import { keysConfigPaths } from './keys-config';
 import { rotateDue } from './rotation';
 import { signPaths } from './sign';
-import { toolPaths } from './tools';
+import { toolPaths } from '../../framework/tools';
 
 export function transitBackend(): Backend {
   return {

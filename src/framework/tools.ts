@@ -1,10 +1,11 @@
-// random(/:source)(/:bytes) and hash(/:algorithm): no key involved.
+// random(/:source)(/:bytes) and hash(/:algorithm): no key involved. Served at sys/tools/ and by
+// every transit mount, as Vault does.
 
-import type { PathDef } from '../../framework/backend';
-import { fromBase64, toBase64, toHex } from '../../crypto/encoding';
-import { randomBytes } from '../../crypto/random';
-import { digest, parseHashName } from '../../crypto/transit/hashes';
-import { badRequest } from '../../framework/errors';
+import type { PathDef } from './backend';
+import { fromBase64, toBase64, toHex } from '../crypto/encoding';
+import { randomBytes } from '../crypto/random';
+import { digest, parseHashName } from '../crypto/transit/hashes';
+import { badRequest } from './errors';
 
 export const MAX_RANDOM_BYTES = 128 * 1024;
 
@@ -14,11 +15,12 @@ function encode(bytes: Uint8Array, format: string): string {
   throw badRequest(`unsupported encoding format ${format}; must be "hex" or "base64"`);
 }
 
-export function toolPaths(): PathDef[] {
+/** The paths under `prefix` ("" for transit, "tools/" for sys). */
+export function toolPaths(prefix = ''): PathDef[] {
   return [
     {
       // random, random/<bytes>, random/<source>, random/<source>/<bytes>
-      pattern: 'random(?:/(?<source>[a-z]+))?(?:/(?<urlbytes>[^/]+))?',
+      pattern: `${prefix}random(?:/(?<source>[a-z]+))?(?:/(?<urlbytes>[^/]+))?`,
       fields: {
         bytes: { type: 'int', description: 'Number of bytes (default 32)', default: 32 },
         urlbytes: { type: 'string', description: 'Number of bytes, in the path' },
@@ -44,7 +46,7 @@ export function toolPaths(): PathDef[] {
       },
     },
     {
-      pattern: 'hash(?:/(?<urlalgorithm>[^/]+))?',
+      pattern: `${prefix}hash(?:/(?<urlalgorithm>[^/]+))?`,
       fields: {
         input: { type: 'string', description: 'Base64 input', required: true },
         algorithm: { type: 'string', description: 'Hash algorithm (default sha2-256)', default: 'sha2-256' },
