@@ -16,7 +16,11 @@ const SALT_KEY = 'salt';
 const CACHE_LIMIT = 10_000;
 
 /** Expiry index keys sort by time: expiry/<13-digit unix ms>/<hash>. */
-const expiryKey = (ms: number, hash: string) => `expiry/${String(ms).padStart(13, '0')}/${hash}`;
+// The expiry index: one flat folder of "<ms, 13 digits>-<hash>" keys, paged in time order with
+// scan (earlier releases used a folder per millisecond, "<ms>/<hash>": read alike, cleaned up when due).
+const EXPIRY = 'expiry/';
+const expiryKey = (ms: number, hash: string) => `${EXPIRY}${String(ms).padStart(13, '0')}-${hash}`;
+const expiryOf = (key: string): { ms: number; hash: string } => ({ ms: Number(key.slice(EXPIRY.length, EXPIRY.length + 13)), hash: key.slice(EXPIRY.length + 14) });
 
 /** A wrapped response and how it was made (Vault keeps these in the wrapping token's cubbyhole). */
 export interface WrappedResponse {
@@ -194,20 +198,18 @@ export class TokenStore {
   /** Index entries of tokens whose expiry time is at or before `now`, oldest first. */
   async expired(now: number, limit = 100): Promise<{ hash: string; key: string }[]> {
     const out: { hash: string; key: string }[] = [];
-    for (const dir of await this.storage.list('expiry/')) {
-      if (Number(dir.slice(0, -1)) > now) break;
-      for (const hash of await this.storage.list(`expiry/${dir}`)) {
-        out.push({ hash, key: `expiry/${dir}${hash}` });
-        if (out.length >= limit) return out;
-      }
+    for (const key of await this.storage.scan(EXPIRY, '', limit)) {
+      const { ms, hash } = expiryOf(key);
+      if (ms > now) break;
+      out.push({ hash, key });
     }
     return out;
   }
 
   /** The earliest expiry time in the index, or null. */
   async nextExpiry(): Promise<number | null> {
-    const first = (await this.storage.list('expiry/'))[0];
-    return first ? Number(first.slice(0, -1)) : null;
+    const [first] = await this.storage.scan(EXPIRY, '', 1);
+    return first ? expiryOf(first).ms : null;
   }
 
   /** The response a wrapping token holds (kept beside the token, removed with it). */

@@ -65,3 +65,39 @@ describe('TokenStore writes', () => {
     expect(storage.gets.filter((k) => k.startsWith('tokens/'))).toEqual([]);
   });
 });
+
+describe('the expiry index', () => {
+  it('pages due tokens in time order, and reads entries in the older folder-per-millisecond layout alike', async () => {
+    const storage = new CountingStorage();
+    const store = new TokenStore(storage, 4);
+    const t = Date.now();
+    const late = await store.put('hvs.late', entry(store, 'hvs.late', t + 5000));
+    const soon = await store.put('hvs.soon', entry(store, 'hvs.soon', t + 1000));
+    // An entry as an earlier release wrote it.
+    await storage.put(`expiry/${String(t + 2000).padStart(13, '0')}/oldhash`, new Uint8Array(0));
+    expect(await store.nextExpiry()).toBe(t + 1000);
+    expect((await store.expired(t)).map((e) => e.hash)).toEqual([]);
+    expect((await store.expired(t + 3000)).map((e) => e.hash)).toEqual([soon.hash, 'oldhash']);
+    const all = await store.expired(t + 9000);
+    expect(all.map((e) => e.hash)).toEqual([soon.hash, 'oldhash', late.hash]);
+    expect(all[1].key).toBe(`expiry/${String(t + 2000).padStart(13, '0')}/oldhash`);
+    expect((await store.expired(t + 9000, 2)).length).toBe(2);
+  });
+});
+
+describe('accessors', () => {
+  it('are 24 base62 characters on their token\'s shard, and never repeat', async () => {
+    const { newAccessorFor, newServiceToken, shardFor } = await import('../../../src/core/tokens');
+    const seen = new Set<string>();
+    for (const shards of [1, 3, 4, 16]) {
+      for (let i = 0; i < 500; i++) {
+        const token = newServiceToken();
+        const accessor = newAccessorFor(token, shards);
+        expect(accessor).toMatch(/^[A-Za-z0-9]{24}$/);
+        expect(shardFor(accessor, shards)).toBe(shardFor(token, shards));
+        seen.add(accessor);
+      }
+    }
+    expect(seen.size).toBe(2000);
+  });
+});
