@@ -17,19 +17,31 @@ import { auditStub, systemStub } from './stubs';
 /** What a log call answers (errors travel as data: RPC does not keep error classes). */
 export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
 
+export type AuditHashReply = { ok: true; hash: string } | { ok: false; error: string };
+
 export class AuditObject extends DurableObject<Env> {
   private readonly physical: SqlPhysical;
+  private readonly keyring: RemoteKeyring;
+  private readonly barrier: BarrierStorage;
   private readonly device: AuditDevice;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.physical = new SqlPhysical(ctx.storage);
-    const barrier = new BarrierStorage(this.physical, new RemoteKeyring(() => systemStub(env).keyring()));
-    this.device = new AuditDevice(barrier, {
+    this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
+    this.barrier = new BarrierStorage(this.physical, this.keyring);
+    this.device = new AuditDevice(this.barrier, {
       // The file device's output: Workers Logs / Logpush collect it in production.
       logLine: (line) => console.log(line),
       post: (url, body, contentType) => postEntry(url, body, contentType),
     });
+  }
+
+  /** Called when the cluster seals or the keyring rotates: forget keys and the salt held in memory. */
+  async dropKeys(): Promise<void> {
+    this.keyring.drop();
+    this.barrier.forgetOpened();
+    await this.device.forget();
   }
 
   async provision(uuid: string, options: DeviceOptions): Promise<void> {
@@ -44,12 +56,18 @@ export class AuditObject extends DurableObject<Env> {
     }
   }
 
-  async hash(input: string): Promise<string> {
-    return this.device.hash(input);
+  /** The device's HMAC of `input`; failures (sealed, not provisioned) travel as data. */
+  async hash(input: string): Promise<AuditHashReply> {
+    try {
+      return { ok: true, hash: await this.device.hash(input) };
+    } catch (e) {
+      return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
   }
 
+  // Awaited, not returned: a rejection adopted later shows as unhandled in workerd.
   async head(): Promise<ChainHead | null> {
-    return this.device.head();
+    return await this.device.head();
   }
 
   /** The device was disabled: its salt and chain head go. */

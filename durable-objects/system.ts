@@ -46,7 +46,8 @@ const PENDING_DROPS_KEY = 'core/pending-key-drops';
 const RETRY_MS = 1000;
 
 /** An object to notify: a token shard by number, or a mount by uuid. */
-type Target = { shard: number } | { mount: string };
+/** Objects told about changes: token shards, mounts, and (for dropKeys only) audit devices. */
+type Target = { shard: number } | { mount: string } | { audit: string };
 /** What to tell it: drop cached keys (seal, rotation), drop compiled policies, re-read audit devices. */
 type Message = 'dropKeys' | 'policiesChanged' | 'auditChanged';
 type Pending = Target & { message: Message };
@@ -75,7 +76,7 @@ export class SystemObject extends DurableObject<Env> {
         createRootToken: async (token) => {
           await tokenShardStub(env, shardFor(token, tokenShardCount(env))).createRoot(token);
         },
-        keyringRotated: async () => this.dropKeys(await this.everyObject()),
+        keyringRotated: async () => this.dropKeys(await this.keyHolders()),
       },
       { devRootToken: env.DEV_ROOT_TOKEN, sealConfigError },
     );
@@ -91,7 +92,11 @@ export class SystemObject extends DurableObject<Env> {
       destroy: (uuid) => auditStub(env, uuid).destroy(),
       changed: () => this.auditChanged(),
       head: (uuid) => auditStub(env, uuid).head(),
-      hash: (uuid, input) => auditStub(env, uuid).hash(input),
+      hash: async (uuid, input) => {
+        const reply = await auditStub(env, uuid).hash(input);
+        if (!reply.ok) throw new Error(reply.error);
+        return reply.hash;
+      },
     });
     this.auditBroker = new AuditBroker({ devices: () => this.auditDevices(), send: (device, input) => sendToDevice(env, device, input) });
     const identity = new IdentityClient(env, { locate: () => this.identityMountUuid() });
@@ -301,6 +306,7 @@ export class SystemObject extends DurableObject<Env> {
     this.physical.apply([{ key: PENDING_DROPS_KEY, value: utf8(JSON.stringify(all)) }]);
     const results = await Promise.allSettled(
       all.map((t) => {
+        if ('audit' in t) return auditStub(this.env, t.audit).dropKeys();
         const stub = 'shard' in t ? tokenShardStub(this.env, t.shard) : mountStub(this.env, t.mount);
         if (t.message === 'auditChanged') return stub.auditChanged();
         return t.message === 'policiesChanged' ? stub.policiesChanged() : stub.dropKeys();
@@ -318,6 +324,11 @@ export class SystemObject extends DurableObject<Env> {
     return this.notify(targets, 'dropKeys');
   }
 
+  /** Every object holding keys: all objects, and the audit devices (a keyring and a salt each). */
+  private async keyHolders(): Promise<Target[]> {
+    return [...(await this.everyObject()), ...(await this.audit.refs()).map((d) => ({ audit: d.uuid }))];
+  }
+
   override async alarm(): Promise<void> {
     await this.notify([], null);
   }
@@ -329,7 +340,8 @@ export class SystemObject extends DurableObject<Env> {
 
   /** sys/seal: seal, then make every object forget its keys, token leases and cached entries. */
   private async sealCluster(): Promise<void> {
-    const targets = await this.everyObject();
+    // Read while the audit table can still be read: sealing locks it behind the barrier.
+    const targets = await this.keyHolders();
     await this.core.sealNow();
     this.mounts.forget();
     await this.dropKeys(targets);

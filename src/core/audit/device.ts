@@ -83,6 +83,13 @@ export class AuditDevice {
     });
   }
 
+  /** Forgets the salt and chain head held in memory (seal, keyring change): they are re-read through the barrier. */
+  async forget(): Promise<void> {
+    await this.writes.run(async () => {
+      this.loaded = undefined;
+    });
+  }
+
   /** Disable: `erase` wipes the device's storage once no entry is being written. */
   async destroy(erase: () => Promise<void>): Promise<void> {
     await this.writes.run(async () => {
