@@ -118,24 +118,35 @@ async function handleTokenMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext
   return resultToHttp(await shard.handle(p.token, TOKEN_MOUNT, wireRequest(ctx.requestId, p, null)), ctx);
 }
 
-/** No route for the path: re-read the routes (rate-limited) before answering 404/403. */
-async function missingRoute(env: Env, p: ParsedRequest): Promise<RouteEntry> {
+/**
+ * No route for the path: re-read the routes (rate-limited) before answering 404/403. The refusal
+ * is recorded by the SystemObject's audit devices, like any other (probing for paths shows up).
+ */
+async function missingRoute(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<RouteEntry | Response> {
   if (Date.now() - routesReadAt >= ROUTE_REFRESH_MS) {
     const route = findRoute(await routes(env, true), p.path);
     if (route) return route;
   }
   // Vault checks the token before routing: an invalid one is refused as such, a valid one learns
   // there is no such path.
-  if (!p.token) throw permissionDenied();
-  const { sealed, auth } = await shardOf(env, p.token).resolve(p.token);
-  if (sealed) throw sealedError();
-  throw auth ? noHandler(p.path) : invalidToken();
+  let auth: AuthContext | null = null;
+  let refusal: CofferError;
+  if (!p.token) refusal = permissionDenied();
+  else {
+    const resolved = await shardOf(env, p.token).resolve(p.token);
+    if (resolved.sealed) throw sealedError();
+    auth = resolved.auth;
+    refusal = auth ? noHandler(p.path) : invalidToken();
+  }
+  const refused = { ...wireRequest(ctx.requestId, p, auth), ...(p.token ? { auditToken: p.token } : {}) };
+  return resultToHttp(await systemStub(env).auditRefusal(refused, refusal.status, refusal.errors), ctx);
 }
 
 /** Serves a request on a mount its own object hosts (the legacy cubbyhole/response unwrap included). */
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   for (let attempt = 0; attempt < 2; attempt++) {
-    const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p));
+    const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p, ctx));
+    if (route instanceof Response) return route;
     ctx.mountType = route.type;
     const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));
     const result = await mountStub(env, route.uuid).handle(route.prefix, route.revision, wire, p.token);

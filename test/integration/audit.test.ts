@@ -260,6 +260,25 @@ describe('entries', () => {
     expect(s.response.error).toBe(sys.body.errors[0]);
   });
 
+  it('record requests for paths no mount serves, with the caller when the token is valid', async () => {
+    const t = await tokenWith(['default']);
+    const r = await api('GET', 'nowhere/probe', { token: t.client_token });
+    expect(r.status).toBe(404);
+    expect(r.body.errors).toEqual(['no handler for route "nowhere/probe". route entry not found.']);
+    const e = await byRequest('main', await lastRequestId('main', 'nowhere/probe'));
+    expect(e.request).toMatchObject({ error: r.body.errors[0], auth: { policies: ['default'], client_token: await auditHash('main', t.client_token) } });
+    expect(e.response.error).toBe(r.body.errors[0]);
+
+    const bad = await api('PUT', 'nowhere/else', { token: 'hvs.not-a-real-token', body: { v: 'x' } });
+    expect(bad.status).toBe(403);
+    const b = await byRequest('main', await lastRequestId('main', 'nowhere/else'));
+    expect(b.request).toMatchObject({ auth: {}, error: bad.body.errors[0], request: { client_token: await auditHash('main', 'hvs.not-a-real-token') } });
+
+    const anonymous = await api('GET', 'nowhere/anonymous');
+    expect(anonymous.status).toBe(403);
+    expect((await byRequest('main', await lastRequestId('main', 'nowhere/anonymous'))).request.error).toBe(PERMISSION_DENIED);
+  });
+
   it('record a wrapped response as its wrap_info, with the wrapping token hashed', async () => {
     const r = await root('POST', 'sys/wrapping/wrap', { secret: 'wrapped-value' }, { 'X-Vault-Wrap-TTL': '60' });
     expect(r.status).toBe(200);
