@@ -7,6 +7,21 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 const bin = (name) => path.join(root, 'node_modules/.bin', name);
 const extra = process.argv.slice(2);
 
+/** Debian packages the tests drive (openssl verifies CSRs and certificates); installed when missing. */
+function ensureSystemPackages() {
+  const missing = ['openssl'].filter((cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status !== 0);
+  if (missing.length === 0) return;
+  console.log(`Installing Debian packages: ${missing.join(' ')}`);
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+  for (const args of [['apt-get', 'update'], ['apt-get', 'install', '-y', ...missing]]) {
+    const [cmd, ...rest] = [...sudo, ...args];
+    const r = spawnSync(cmd, rest, { stdio: 'inherit' });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+  }
+}
+
+ensureSystemPackages();
+
 const stages = [
   ['type-check', bin('tsc'), ['--noEmit', '-p', '.']],
   ['unit + integration (workerd)', bin('vitest'), ['run', ...extra]],

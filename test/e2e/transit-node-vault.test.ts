@@ -1,6 +1,10 @@
 // Transit as a node-vault user meets it against the launcher: its transit helpers (create, read,
 // list, delete keys; encrypt, decrypt, rewrap), generic writes for sign/verify, HMAC and data
-// keys, upsert, batches, and a token that may encrypt but not decrypt.
+// keys, upsert, batches, a token that may encrypt but not decrypt, and a key's CSR and certificate
+// checked with openssl.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import nodeVault from 'node-vault';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLauncher, tempDir, type Server } from './processes';
@@ -90,6 +94,27 @@ describe('transit with node-vault', () => {
       vault.decryptData({ name: 'upserted', batch_input: [{ ciphertext: batch.data.batch_results[0].ciphertext }, { ciphertext: 'nope' }] }),
     );
     expect(partial.status).toBe(400);
+  });
+
+  it('makes a CSR openssl verifies, and keeps the certificate an openssl CA issued for it', async () => {
+    const dir = tempDir('coffer-e2e-csr-');
+    const file = (name: string) => path.join(dir, name);
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    await vault.write('transit/keys/web', { type: 'ecdsa-p256' });
+    const csr = (await vault.write('transit/keys/web/csr', {})).data.csr as string;
+    writeFileSync(file('web.csr'), csr);
+    openssl('req', '-in', 'web.csr', '-verify', '-noout');
+    // The CSR carries the key's public key.
+    const pub = (await vault.transitReadKey({ name: 'web' })).data.keys['1'].public_key as string;
+    expect(openssl('req', '-in', 'web.csr', '-pubkey', '-noout').trim()).toBe(pub.trim());
+
+    openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=e2e CA');
+    openssl('x509', '-req', '-in', 'web.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'web.pem', '-days', '1', '-subj', '/CN=web.example');
+    const chain = readFileSync(file('web.pem'), 'utf8') + readFileSync(file('ca.pem'), 'utf8');
+    await vault.write('transit/keys/web/set-certificate', { certificate_chain: chain });
+    const exported = (await vault.read('transit/export/certificate-chain/web/1')).data.keys['1'] as string;
+    writeFileSync(file('exported.pem'), `${exported.split(/(?<=-----END CERTIFICATE-----)/)[0].trim()}\n`);
+    expect(openssl('verify', '-CAfile', 'ca.pem', 'exported.pem')).toContain('exported.pem: OK');
   });
 
   it('a token that may only encrypt cannot decrypt', async () => {

@@ -4,6 +4,7 @@
 
 import type { Backend } from '../../framework/backend';
 import { backupPaths } from './backup';
+import { certificatePaths } from './certificates';
 import { encryptPaths } from './encrypt';
 import { exportPaths } from './export';
 import { hmacPaths } from './hmac';
@@ -27,6 +28,7 @@ export function transitBackend(): Backend {
       ...exportPaths(),
       ...importPaths(),
       ...backupPaths(),
+      ...certificatePaths(),
     ],
     // The wrapping key is made on its first read; a backup records backup_info on the key.
     writingReadPaths: ['wrapping_key', 'backup/*'],
