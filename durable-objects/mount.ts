@@ -19,7 +19,8 @@ import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts'
 import { Mutex } from '../src/core/mutex';
 import { TokenValidator } from '../src/core/token-validator';
 import { newServiceToken, shardFor } from '../src/core/tokens';
-import { loginAuthBlock, loginTokenEntry } from '../src/core/login-token';
+import { loginTokenEntry } from '../src/core/login-token';
+import { loginAuthBlock } from '../src/auth/token/auth-block';
 import { LoginIdentityCache } from '../src/core/login-identity-cache';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';

@@ -31,6 +31,7 @@ import { IdentityClient } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
 import { mountStub, systemStub, tokenShardStub, wrapHook } from './stubs';
+import { findRoute } from '../src/core/mounts';
 import type { WrapStore } from '../src/http/wrapping';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */
@@ -149,13 +150,16 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
    * `token` so that it does (shardFor). A batch token is sealed with the keyring and stored nowhere.
    */
   async issueLogin(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }> {
-    if (partial.type === 'batch') {
-      const entry: TokenEntry = { ...partial, accessor: '' };
-      return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
-    }
+    if (partial.type === 'batch') return this.issueBatch(partial);
     const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
     await this.shard.storeToken(token, entry, true);
     return { token, entry };
+  }
+
+  /** A batch token: the entry sealed with the keyring, stored nowhere. */
+  private async issueBatch(partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }> {
+    const entry: TokenEntry = { ...partial, accessor: '' };
+    return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
   }
 
   /** This shard holds no leases on other shards' tokens; nothing to forget. */
@@ -309,12 +313,9 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
    */
   private async loginRenewal(entry: TokenEntry): Promise<{ limits: RenewLimits; mountMaxTTL: number } | null> {
     if (!entry.path.startsWith('auth/') || entry.path.startsWith('auth/token/')) return null;
-    const routes = (await systemStub(this.env).routes()) ?? [];
-    const route = routes
-      .filter((r) => r.table === 'auth' && entry.path.startsWith(r.prefix))
-      .sort((a, b) => b.prefix.length - a.prefix.length)[0];
+    const route = findRoute((await systemStub(this.env).routes()) ?? [], entry.path);
     // The method's mount is gone: its tokens were revoked with it, or are about to be.
-    if (!route) throw badRequest('invalid token');
+    if (route?.table !== 'auth') throw badRequest('invalid token');
     const reply = await mountStub(this.env, route.uuid).renewLogin(route.prefix, entry.role);
     if (!reply.ok) throw new CofferError(reply.status, reply.errors);
     return { limits: reply.limits, mountMaxTTL: reply.mountMaxTTL };
@@ -334,10 +335,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       caller: async () => caller,
       mountConfig: () => this.mountConfig(),
       issue: async (partial, id) => {
-        if (partial.type === 'batch') {
-          const entry: TokenEntry = { ...partial, accessor: '' };
-          return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
-        }
+        if (partial.type === 'batch') return this.issueBatch(partial);
         const token = id || newServiceToken();
         const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
         if (id && (await peerOf(token).lookupToken(token))) throw badRequest('cannot create a token with a duplicate ID');
@@ -349,12 +347,11 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       revokeToken: (token) => peerOf(token).revokeToken(token),
       revokeAccessor: (accessor) => peerOf(accessor).revokeAccessor(accessor),
       revokeOrphan: (token) => peerOf(token).revokeOrphan(token),
-      renewAccessor: async (accessor, increment) => {
-        const entry = await peerOf(accessor).lookupAccessor(accessor);
-        const method = entry ? await this.loginRenewal(entry) : null;
-        const reply = method
-          ? await peerOf(accessor).renewAccessor(accessor, increment, method.mountMaxTTL, method.limits)
-          : await peerOf(accessor).renewAccessor(accessor, increment, (await this.mountConfig()).maxLeaseTTL);
+      renewAccessor: async (accessor, increment, known) => {
+        const entry = known ?? (await peerOf(accessor).lookupAccessor(accessor));
+        const login = entry ? await this.loginRenewal(entry) : null;
+        const mountMaxTTL = login?.mountMaxTTL ?? (await this.mountConfig()).maxLeaseTTL;
+        const reply = await peerOf(accessor).renewAccessor(accessor, increment, mountMaxTTL, login?.limits);
         if (!reply.ok) throw new CofferError(reply.status, reply.errors);
         return { entry: reply.entry, ttl: reply.ttl, warnings: reply.warnings };
       },

@@ -1,6 +1,6 @@
 // The token an auth method's login issues (Vault's core login handling): policies, type and
-// lifetime from what the method returned (the role's token_* fields) within the mount's limits,
-// and the `auth` block the client receives.
+// lifetime from what the method returned (the role's token_* fields) within the mount's limits.
+// The client's `auth` block is loginAuthBlock (auth/token/auth-block.ts).
 
 import type { LoginAuth, MountConfigView } from '../framework/backend';
 import { badRequest } from '../framework/errors';
@@ -68,27 +68,5 @@ export function loginTokenEntry(login: LoginAuth, ctx: LoginContext): Omit<Token
     role: login.role,
     boundCidrs: login.boundCidrs,
     lastRenewal: null,
-  };
-}
-
-/** Vault's login `auth` block; identity_policies only when the entity brings any. */
-export function loginAuthBlock(token: string, entry: TokenEntry, identityPolicies: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    client_token: token,
-    accessor: entry.accessor,
-    policies: [...new Set([...entry.policies, ...identityPolicies])].sort(),
-    token_policies: entry.policies,
-  };
-  if (identityPolicies.length > 0) out.identity_policies = identityPolicies;
-  return {
-    ...out,
-    metadata: entry.meta,
-    lease_duration: entry.ttl,
-    renewable: entry.renewable,
-    entity_id: entry.entityId,
-    token_type: entry.type,
-    orphan: entry.orphan,
-    mfa_requirement: null,
-    num_uses: entry.numUses,
   };
 }

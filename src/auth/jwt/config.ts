@@ -3,6 +3,7 @@
 // the config is written, so a typo fails the write rather than every login. The client secret is
 // stored (behind the barrier) but never returned.
 
+import { pemBlocks } from '../../crypto/pem';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { Certificate } from '@peculiar/asn1-x509';
 import type { PathDef } from '../../framework/backend';
@@ -102,11 +103,9 @@ function configView(c: JwtConfig): Record<string, unknown> {
 
 /** True when the text holds at least one parseable PEM certificate (Go's AppendCertsFromPEM). */
 function parsesAsCertificates(pem: string): boolean {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
   let ok = false;
-  for (const block of blocks) {
+  for (const { der } of pemBlocks(pem, 'CERTIFICATE')) {
     try {
-      const der = Uint8Array.from(atob(block.replace(/-----[A-Z ]+-----|\s+/g, '')), (c) => c.charCodeAt(0));
       AsnConvert.parse(der, Certificate);
       ok = true;
     } catch {

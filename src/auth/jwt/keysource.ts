@@ -4,6 +4,7 @@
 // verifies a token (unknown kid, rotated key), never on a timer, as Vault's remote key sets do.
 // Caches are keyed by the config's version, which every config write changes.
 
+import { pemBlocks, toPem } from '../../crypto/pem';
 import {
   compactVerify,
   createLocalJWKSet,
@@ -141,11 +142,6 @@ const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
 // Import algorithms to try, one per key kind; the JWK exported afterwards serves every alg of its kind.
 const IMPORT_ALGS = ['RS256', 'PS256', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
-function toPem(label: string, der: ArrayBuffer): string {
-  const b64 = btoa(String.fromCharCode(...new Uint8Array(der)));
-  return `-----BEGIN ${label}-----\n${b64.replace(/.{1,64}/g, '$&\n')}-----END ${label}-----\n`;
-}
-
 /**
  * A PEM public key (PKIX "PUBLIC KEY", PKCS#1 "RSA PUBLIC KEY" or a "CERTIFICATE") as a JWK,
  * the forms Vault's certutil.ParsePublicKeyPEM accepts. Throws with Vault's message.
@@ -157,10 +153,11 @@ export async function pemToJwk(pem: string): Promise<JWK> {
   let text = m[0];
   if (label === 'RSA PUBLIC KEY') {
     // PKCS#1 wraps into a SubjectPublicKeyInfo (rsaEncryption, NULL parameters).
-    const der = Uint8Array.from(atob(m[2].replace(/\s+/g, '')), (c) => c.charCodeAt(0));
+    const der = pemBlocks(m[0])[0]?.der;
+    if (!der) throw new Error('data does not contain any valid public keys');
     const spki = new SubjectPublicKeyInfo({
       algorithm: new AlgorithmIdentifier({ algorithm: RSA_ENCRYPTION, parameters: new Uint8Array([5, 0]).buffer }),
-      subjectPublicKey: der.buffer,
+      subjectPublicKey: new Uint8Array(der).buffer,
     });
     text = toPem('PUBLIC KEY', AsnConvert.serialize(spki));
     label = 'PUBLIC KEY';

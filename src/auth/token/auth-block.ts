@@ -18,3 +18,11 @@ export function authBlock(token: string, entry: TokenEntry, ttl: number): Record
     num_uses: entry.numUses,
   };
 }
+
+/** A login's `auth` block: the entity's policies join the token's; identity_policies only when there are any. */
+export function loginAuthBlock(token: string, entry: TokenEntry, identityPolicies: string[]): Record<string, unknown> {
+  const block = authBlock(token, entry, entry.ttl);
+  block.policies = [...new Set([...entry.policies, ...identityPolicies])].sort();
+  if (identityPolicies.length > 0) block.identity_policies = identityPolicies;
+  return block;
+}

@@ -33,7 +33,8 @@ export interface TokenOps {
   revokeToken(token: string): Promise<void>;
   revokeAccessor(accessor: string): Promise<void>;
   revokeOrphan(token: string): Promise<void>;
-  renewAccessor(accessor: string, increment: number): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }>;
+  /** `entry`: the token's entry when the caller has it already (saves looking it up). */
+  renewAccessor(accessor: string, increment: number, entry?: TokenEntry): Promise<{ entry: TokenEntry; ttl: number; warnings: string[] }>;
   role(name: string): Promise<TokenRole | null>;
   putRole(role: TokenRole): Promise<void>;
   deleteRole(name: string): Promise<void>;

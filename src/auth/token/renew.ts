@@ -17,7 +17,7 @@ export function renewPaths(ops: TokenOps): PathDef[] {
           const caller = await ops.caller(req);
           if (!caller) throw permissionDenied();
           if (caller.entry.type === 'batch') throw badRequest('batch tokens cannot be renewed');
-          const { entry, ttl, warnings } = await ops.renewAccessor(caller.entry.accessor, f.get('increment'));
+          const { entry, ttl, warnings } = await ops.renewAccessor(caller.entry.accessor, f.get('increment'), caller.entry);
           return { auth: authBlock(caller.token, entry, ttl), warnings };
         },
       },
@@ -32,7 +32,7 @@ export function renewPaths(ops: TokenOps): PathDef[] {
           const current = await ops.lookup(token);
           if (!current) throw badRequest('invalid token');
           if (current.type === 'batch') throw badRequest('batch tokens cannot be renewed');
-          const { entry, ttl, warnings } = await ops.renewAccessor(current.accessor, f.get('increment'));
+          const { entry, ttl, warnings } = await ops.renewAccessor(current.accessor, f.get('increment'), current);
           return { auth: authBlock(token, entry, ttl), warnings };
         },
       },

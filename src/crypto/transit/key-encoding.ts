@@ -3,13 +3,14 @@
 // (Go big.Int / rsa.PrivateKey) used by Vault backups. ASN.1 goes through @peculiar/asn1-*; component
 // conversions through JWK (node:crypto for RSA, WebCrypto for EC, which checks the point and the pair).
 
+import { pemBlocks, toPem } from '../pem';
 import { createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { ECParameters, ECPrivateKey, id_ecPublicKey, id_secp224r1 } from '@peculiar/asn1-ecc';
 import { PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { RSAPrivateKey, RSAPublicKey, id_RSASSA_PSS, id_rsaEncryption } from '@peculiar/asn1-rsa';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
-import { concatBytes, fromBase64, toBase64, toBase64Url } from '../encoding';
+import { concatBytes, toBase64Url } from '../encoding';
 import { constantTimeEqual } from '../timing';
 import {
   AsymmetricError,
@@ -49,24 +50,8 @@ export interface EcParts {
   d: bigint | null;
 }
 
-// ---- PEM (Go's pem.EncodeToMemory layout: 64-character lines, trailing newline)
-
-function pem(label: string, der: Uint8Array): string {
-  const lines = toBase64(der).match(/.{1,64}/g) ?? [];
-  return `-----BEGIN ${label}-----\n${lines.map((l) => l + '\n').join('')}-----END ${label}-----\n`;
-}
-
-/** The first PEM block's bytes, whatever its label (as Go's pem.Decode); headers are skipped. */
-function pemBody(text: string): Uint8Array | null {
-  const m = /-----BEGIN ([^\n-]*)-----\r?\n([\s\S]*?)-----END \1-----/.exec(text);
-  if (!m) return null;
-  const body = m[2]
-    .split(/\r?\n/)
-    .filter((line) => !line.includes(':'))
-    .join('')
-    .replace(/\s+/g, '');
-  return fromBase64(body);
-}
+/** The first PEM block's bytes, whatever its label (as Go's pem.Decode). */
+const pemBody = (text: string): Uint8Array | null => pemBlocks(text)[0]?.der ?? null;
 
 // ---- structure helpers
 
@@ -93,13 +78,13 @@ const subjectPublicKey = (spki: Uint8Array): Uint8Array => new Uint8Array(parse(
 
 /** PKIX "PUBLIC KEY" PEM, 64-character lines, trailing "\n". */
 export function publicKeyPem(key: AsymmetricKey): string {
-  return pem('PUBLIC KEY', key.publicKey);
+  return toPem('PUBLIC KEY', key.publicKey);
 }
 
 /** PKCS#1 "RSA PRIVATE KEY" PEM, trailing "\n". */
 export function rsaPrivateKeyPem(key: AsymmetricKey): string {
   requireType(key, isRsaType, 'RSA private key export');
-  return pem('RSA PRIVATE KEY', new Uint8Array(innerPrivate(requirePrivate(key))));
+  return toPem('RSA PRIVATE KEY', new Uint8Array(innerPrivate(requirePrivate(key))));
 }
 
 /** SEC1 "EC PRIVATE KEY" PEM (with the curve OID and public key, as Go's MarshalECPrivateKey), trailing "\n". */
@@ -111,7 +96,7 @@ export function ecPrivateKeyPem(key: AsymmetricKey): string {
     parameters: new ECParameters({ namedCurve: curve.oid }),
     publicKey: subjectPublicKey(key.publicKey).slice().buffer,
   });
-  return pem('EC PRIVATE KEY', new Uint8Array(AsnConvert.serialize(ec)));
+  return toPem('EC PRIVATE KEY', new Uint8Array(AsnConvert.serialize(ec)));
 }
 
 /** The raw 32-byte Ed25519 public key. */

@@ -4,6 +4,7 @@
 // components, nanosecond periods) are written and read exactly: JSON.rawJSON out, and the
 // reviver's source text in.
 
+import { pemBlocks, toPem } from '../../crypto/pem';
 import type { LogicalRequest, PathDef } from '../../framework/backend';
 import { nameRegex } from '../../framework/backend';
 import { AsymmetricError, type AsymmetricKey } from '../../crypto/transit/asymmetric';
@@ -124,15 +125,8 @@ function goTime(s: string): number | null {
   return Number.isNaN(ms) ? null : ms + Number((m[2] ?? '0').padEnd(3, '0').slice(0, 3));
 }
 
-// ---- PEM armour for certificate chains (stored as PEM, backed up as DER like Vault) -------------
-
-function pemToDer(pem: string): Uint8Array | null {
-  const m = /-----BEGIN CERTIFICATE-----([\s\S]*?)-----END CERTIFICATE-----/.exec(pem);
-  return m ? fromBase64(m[1].replace(/\s+/g, '')) : null;
-}
-
-const derToPem = (der: Uint8Array): string =>
-  `-----BEGIN CERTIFICATE-----\n${(toBase64(der).match(/.{1,64}/g) ?? []).join('\n')}\n-----END CERTIFICATE-----\n`;
+// Certificate chains are stored as PEM and backed up as DER, as Vault does.
+const pemToDer = (pem: string): Uint8Array | null => pemBlocks(pem, 'CERTIFICATE')[0]?.der ?? null;
 
 // ---- writing ---------------------------------------------------------------------------------
 
@@ -286,7 +280,7 @@ async function versionFrom(type: KeyType, e: Obj, n: number): Promise<KeyVersion
     v.certificateChain = chain.map((c) => {
       const der = typeof c === 'string' ? fromBase64(c) : null;
       if (!der) throw malformed(`version ${n} has an invalid certificate_chain`);
-      return derToPem(der);
+      return toPem('CERTIFICATE', der);
     });
   }
   return v;

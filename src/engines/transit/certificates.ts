@@ -10,6 +10,7 @@ import type { LogicalRequest, PathDef } from '../../framework/backend';
 import { nameRegex } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
+import { pemBlocks } from '../../crypto/pem';
 import { constantTimeEqual } from '../../crypto/timing';
 import { isAsymmetric, isEcdsa, isRsa } from './key-types';
 import { existingKey } from './keys';
@@ -73,10 +74,10 @@ async function csr(req: LogicalRequest, f: FieldData) {
 
 /** The PEM certificates of a chain, leaf first. */
 function parseChain(text: string): x509.X509Certificate[] {
-  const pems = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
-  if (pems.length === 0) throw badRequest('certificate_chain holds no PEM certificate');
+  const blocks = pemBlocks(text, 'CERTIFICATE');
+  if (blocks.length === 0) throw badRequest('certificate_chain holds no PEM certificate');
   try {
-    return pems.map((pem) => new x509.X509Certificate(pem));
+    return blocks.map(({ der }) => new x509.X509Certificate(der));
   } catch {
     throw badRequest('could not parse the certificate chain');
   }

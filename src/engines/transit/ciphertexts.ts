@@ -40,8 +40,8 @@ function rsaPadding(p: KeyPolicy, o: CipherOptions): Padding {
   throw badRequest(`invalid padding_scheme "${o.padding}": oaep or pkcs1v15`);
 }
 
-function checkRsaOptions(p: KeyPolicy, o: CipherOptions): void {
-  if (!isRsa(p.type)) return;
+/** RSA keys take no associated data, context or nonce. */
+function checkRsaOptions(o: CipherOptions): void {
   if (o.associatedData.length > 0) throw badRequest('associated_data is not supported for RSA keys');
   if (o.context.length > 0 || o.nonce.length > 0) throw badRequest('context and nonce are not supported for RSA keys');
 }
@@ -49,12 +49,11 @@ function checkRsaOptions(p: KeyPolicy, o: CipherOptions): void {
 /** The cipher key and nonce for an AEAD encryption (convergent keys derive the nonce from the plaintext). */
 async function aeadKeyAndNonce(p: KeyPolicy, cipher: CipherName, entry: KeyVersion, plaintext: Uint8Array, o: CipherOptions) {
   const keyLen = cipherKeyLength(cipher);
+  if (o.nonce.length > 0) throw badRequest('nonce provided when not allowed');
   if (p.convergent) {
-    if (o.nonce.length > 0) throw badRequest('nonce provided when not allowed');
     const material = await cipherKey(p, entry, o.context, keyLen + 32);
     return { key: material.subarray(0, keyLen), nonce: await convergentNonce(material.subarray(keyLen), plaintext) };
   }
-  if (o.nonce.length > 0) throw badRequest('nonce provided when not allowed');
   return { key: await cipherKey(p, entry, o.context, keyLen), nonce: randomBytes(NONCE_LENGTH) };
 }
 
@@ -67,7 +66,7 @@ export async function encryptValue(p: KeyPolicy, requestedVersion: number, plain
   const { version, entry } = usableVersion(p, requestedVersion);
   let payload: Uint8Array;
   if (isRsa(p.type)) {
-    checkRsaOptions(p, o);
+    checkRsaOptions(o);
     if (!entry.asym) throw badRequest('key version has no key material');
     payload = await rsaEncrypt(entry.asym, plaintext, padding);
   } else if (isCipher(p.type)) {
@@ -85,7 +84,7 @@ export async function decryptValue(p: KeyPolicy, ciphertext: string, o: CipherOp
   const payload = fromBase64(split.payload);
   if (!payload) throw badRequest('invalid ciphertext: could not decode base64');
   if (isRsa(p.type)) {
-    checkRsaOptions(p, o);
+    checkRsaOptions(o);
     if (!entry.asym?.privateKey) throw badRequest('requested version for decryption does not contain a private part');
     const out = await rsaDecrypt(entry.asym, payload, padding);
     if (!out) throw badRequest('invalid ciphertext: unable to decrypt');

@@ -10,7 +10,7 @@ import { newVersion } from './material';
 import { editable, type KeyPolicy } from './policy';
 import { deletePolicy, listPolicies, loadPolicy, savePolicy } from './store';
 import { keyView } from './view';
-import { supportsEncryption, supportsSigning } from './key-types';
+import { unsupportedTypeMessage } from './key-types';
 
 export const CREATION_FIELDS: FieldSchemas = {
   type: { type: 'string', description: 'Key type', default: 'aes256-gcm96' },
@@ -53,9 +53,7 @@ export async function rotated(p: KeyPolicy, now: number): Promise<KeyPolicy> {
 
 async function create(req: LogicalRequest, f: FieldData) {
   const name = f.get<string>('name');
-  if (f.get<string>('type') === 'managed_key' || f.get<string>('managed_key_name') || f.get<string>('managed_key_id')) {
-    throw badRequest('key type managed_key is not available: managed keys are not configured on this server');
-  }
+  if (f.get<string>('managed_key_name') || f.get<string>('managed_key_id')) throw badRequest(unsupportedTypeMessage('managed_key')!);
   const existing = await loadPolicy(req.storage, name);
   if (existing) return { data: await keyView(existing), warnings: [`key ${name} already existed`] };
   const p = await buildPolicy(
@@ -199,9 +197,6 @@ export function keyPaths(): PathDef[] {
       operations: {
         update: async (req, f) => {
           const p = await existingKey(req, f.get<string>('name'));
-          if (!supportsEncryption(p.type) && !supportsSigning(p.type) && p.type !== 'hmac') {
-            throw badRequest(`rotation is not supported for keys of type ${p.type}`);
-          }
           const next = await rotated(p, Date.now());
           await savePolicy(req.storage, next);
           scheduleRotation(req, next);

@@ -121,7 +121,6 @@ export function signPaths(): PathDef[] {
       fields: {
         ...SIGN_FIELDS,
         ...HMAC_FIELDS,
-        urlalgorithm: SIGN_FIELDS.urlalgorithm,
         signature: { type: 'string', description: 'Signature to verify' },
         hmac: { type: 'string', description: 'HMAC to verify' },
       },

@@ -1,11 +1,11 @@
 // The key read response (reference §6.7), also returned by create, config, rotate and trim.
 
-import { ed25519FromSeed, type AsymmetricKey } from '../../crypto/transit/asymmetric';
-import { hkdfSha256 } from '../../crypto/transit/kdf';
+import type { AsymmetricKey } from '../../crypto/transit/asymmetric';
 import { ed25519PublicRaw, publicKeyPem } from '../../crypto/transit/key-encoding';
 import { toBase64 } from '../../crypto/encoding';
 import { formatRFC3339Nano } from '../../framework/duration';
 import { isAsymmetric, publicKeyName, supportsDerivation, supportsEncryption, supportsSigning } from './key-types';
+import { signingKey } from './material';
 import type { KeyPolicy, KeyVersion } from './policy';
 
 /** A version's public key as Vault shows it: raw base64 for ed25519, PKIX PEM (with newline) otherwise. */
@@ -16,10 +16,9 @@ export function shownPublicKey(key: AsymmetricKey): string {
 async function versionView(p: KeyPolicy, v: KeyVersion, context: Uint8Array): Promise<unknown> {
   if (!isAsymmetric(p.type) || !v.asym) return Math.floor(v.created / 1000);
   let publicKey = '';
-  if (p.derived && p.type === 'ed25519') {
-    // A derived key has no public key of its own, only one per context.
-    if (context.length > 0 && v.key) publicKey = shownPublicKey(await ed25519FromSeed(await hkdfSha256(v.key, context, 32)));
-  } else publicKey = shownPublicKey(v.asym);
+  // A derived key has no public key of its own, only one per context.
+  if (!(p.derived && p.type === 'ed25519')) publicKey = shownPublicKey(v.asym);
+  else if (context.length > 0 && v.key) publicKey = shownPublicKey(await signingKey(p, v, context));
   return {
     name: publicKeyName(p.type),
     public_key: publicKey,
