@@ -29,6 +29,8 @@ export interface WireRequest {
   clientIP: string;
   headers: Record<string, string>;
   clientToken?: string;
+  /** The body as bytes when its content type carries no parameters (application/ocsp-request). */
+  rawBody?: Uint8Array;
   /** Requested response-wrapping TTL (seconds; 0 = none): policies may demand bounds on it. */
   wrapTTL: number;
   /**
@@ -160,6 +162,7 @@ export async function dispatch(
     clientIP: wire.clientIP,
     headers: wire.headers,
     clientToken: wire.clientToken,
+    rawBody: wire.rawBody,
     wrapTTL: wire.wrapTTL,
     wakeAt: hooks.wakeAt,
   };

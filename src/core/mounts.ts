@@ -158,6 +158,8 @@ export interface RouteEntry {
   table: MountTable;
   revision: number;
   passthroughRequestHeaders: string[];
+  /** Headers a backend's raw response may send (tune allowed_response_headers), lowercased. */
+  allowedResponseHeaders: string[];
 }
 
 export function buildRoutes(entries: MountEntry[]): RouteEntry[] {
@@ -169,6 +171,7 @@ export function buildRoutes(entries: MountEntry[]): RouteEntry[] {
       table: e.table,
       revision: e.revision ?? 0,
       passthroughRequestHeaders: e.config.passthrough_request_headers ?? [],
+      allowedResponseHeaders: (e.config.allowed_response_headers ?? []).map((h) => h.toLowerCase()),
     }))
     .sort((a, b) => b.prefix.length - a.prefix.length || a.prefix.localeCompare(b.prefix));
 }

@@ -54,6 +54,8 @@ export interface LogicalRequest {
   headers: Record<string, string>;
   /** Raw client token: only present where a backend needs it (token self-operations). */
   clientToken?: string;
+  /** The body as bytes, for the content types that are not parameters (application/ocsp-request). */
+  rawBody?: Uint8Array;
   /** The caller holds root or sudo on this path (handler-level sudo checks, e.g. token creation). */
   sudo?: boolean;
   /** Requested response-wrapping TTL in seconds (0 = not wrapped). */
@@ -148,8 +150,16 @@ export interface LogicalResponse {
   raw?: {
     status: number;
     body?: unknown;
-    /** Sends `body` (a string) as-is with this content type instead of as JSON (OIDC's HTML pages). */
+    /**
+     * Sends `body` (a string or bytes) as-is with this content type instead of as JSON (OIDC's HTML
+     * pages, PKI certificates and CRLs). An empty body is answered 204.
+     */
     contentType?: string;
+    /**
+     * Extra response headers (PKI: Last-Modified). The Worker lets one out only when the mount's
+     * allowed_response_headers lists it.
+     */
+    headers?: Record<string, string>;
   };
   /** Status override for an enveloped response (e.g. 404 with data). */
   status?: number;
@@ -242,10 +252,29 @@ export interface RenewLimits {
   period: number;
 }
 
-/** Vault's special-path globs: exact, or prefix when ending in '*'. */
+/**
+ * Vault's special-path globs: exact, or prefix when ending in '*'; a '+' segment stands for any one
+ * segment (PKI: `issuer/+/pem`).
+ */
 export function matchesSpecialPath(patterns: readonly string[] | undefined, path: string): boolean {
   if (!patterns) return false;
-  return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+  return patterns.some((p) => (p.includes('+') ? segmentGlob(p).test(path) : p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+}
+
+const segmentGlobs = new Map<string, RegExp>();
+
+function segmentGlob(pattern: string): RegExp {
+  let re = segmentGlobs.get(pattern);
+  if (!re) {
+    const prefix = pattern.endsWith('*');
+    const body = (prefix ? pattern.slice(0, -1) : pattern)
+      .split('/')
+      .map((seg) => (seg === '+' ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    re = new RegExp(`^${body}${prefix ? '' : '$'}`);
+    segmentGlobs.set(pattern, re);
+  }
+  return re;
 }
 
 interface CompiledPath {

@@ -29,6 +29,8 @@ export interface EnvelopeContext {
   path: string;
   mountType: string;
   head: boolean;
+  /** The serving mount's allowed_response_headers (lowercased); absent: none. */
+  allowedResponseHeaders?: string[];
 }
 
 /**
@@ -74,8 +76,15 @@ function wrappedBody(wrapInfo: WrapInfo): Record<string, unknown> {
 export function logicalToHttp(resp: LogicalResponse, ctx: EnvelopeContext): Response {
   if (resp.raw && !resp.wrapInfo) {
     const { status, body, contentType } = resp.raw;
-    if (contentType && typeof body === 'string') {
-      return new Response(ctx.head ? null : body, { status, headers: { 'Content-Type': contentType, 'Cache-Control': 'no-store' } });
+    if (contentType && (typeof body === 'string' || body instanceof Uint8Array || body === undefined)) {
+      const headers = new Headers({ 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+      for (const [name, value] of Object.entries(resp.raw.headers ?? {})) {
+        if (ctx.allowedResponseHeaders?.includes(name.toLowerCase())) headers.set(name, value);
+      }
+      // Nothing to send (no CA yet, a 304): no body, and 204 in place of a 200.
+      const empty = body === undefined || body.length === 0;
+      const code = empty && status === 200 ? 204 : status;
+      return new Response(ctx.head || empty ? null : body, { status: code, headers });
     }
     return jsonResponse(status, body, ctx.head);
   }

@@ -77,7 +77,9 @@ function passthroughHeaders(route: RouteEntry, headers: Headers): Record<string,
 }
 
 function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, headers: Record<string, string> = {}): WireRequest {
-  return { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers, wrapTTL: p.wrapTTL };
+  const wire: WireRequest = { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers, wrapTTL: p.wrapTTL };
+  if (p.rawBody) wire.rawBody = p.rawBody;
+  return wire;
 }
 
 /** sys/ paths that spend a wrapping token themselves: resolving it must not use it up first. */
@@ -148,6 +150,7 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
     const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
     ctx.mountType = route.type;
+    ctx.allowedResponseHeaders = route.allowedResponseHeaders;
     const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));
     const result = await mountStub(env, route.uuid).handle(route.prefix, route.revision, wire, p.token);
     if (result.kind !== 'gone') return resultToHttp(result, ctx);

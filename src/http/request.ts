@@ -19,7 +19,12 @@ export interface ParsedRequest {
   wrapTTL: number;
   clientIP: string;
   headers: Headers;
+  /** The body as bytes when its content type is one of RAW_BODY_TYPES (data is then {}). */
+  rawBody?: Uint8Array;
 }
+
+/** Bodies that are a message of their own rather than parameters (PKI's OCSP POST). */
+const RAW_BODY_TYPES = ['application/ocsp-request'];
 
 export interface RequestLimits {
   maxRequestSize: number;
@@ -38,13 +43,13 @@ const decoder = new TextDecoder();
 const tooLarge = (max: number): CofferError =>
   new CofferError(413, ['error parsing JSON', `request body exceeds the ${max}-byte limit`]);
 
-async function readBody(req: Request, max: number): Promise<string> {
+async function readBody(req: Request, max: number): Promise<Uint8Array> {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
-  if (!req.body) return '';
+  if (!req.body) return new Uint8Array(0);
   // With a declared length within the limit the runtime enforces it; read natively. (Bytes, not
   // .text(): workerd warns when .text() meets a form Content-Type.)
-  if (declared !== null) return decoder.decode(await req.arrayBuffer());
+  if (declared !== null) return new Uint8Array(await req.arrayBuffer());
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -58,14 +63,14 @@ async function readBody(req: Request, max: number): Promise<string> {
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return decoder.decode(chunks[0]);
+  if (chunks.length === 1) return chunks[0];
   const all = new Uint8Array(total);
   let off = 0;
   for (const c of chunks) {
     all.set(c, off);
     off += c.length;
   }
-  return decoder.decode(all);
+  return all;
 }
 
 function formData(text: string): Record<string, unknown> {
@@ -133,7 +138,9 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
 
   // Query parameters are data for reads, lists and deletes; a body is accepted on any method
   // (hvac sends JSON bodies with GETs) and merged under the query parameters.
-  const data: Record<string, unknown> = bodyData(await readBody(req, limits.maxRequestSize), contentType, limits);
+  const bytes = await readBody(req, limits.maxRequestSize);
+  const rawType = RAW_BODY_TYPES.some((t) => contentType.toLowerCase().startsWith(t));
+  const data: Record<string, unknown> = rawType ? {} : bodyData(decoder.decode(bytes), contentType, limits);
   if (operation === 'read' || operation === 'list' || operation === 'delete' || operation === 'help') {
     for (const key of new Set(url.searchParams.keys())) {
       if (key === 'help' || key === 'list') continue;
@@ -162,5 +169,6 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
     wrapTTL,
     clientIP: req.headers.get('cf-connecting-ip') ?? '127.0.0.1',
     headers: req.headers,
+    ...(rawType ? { rawBody: bytes } : {}),
   };
 }

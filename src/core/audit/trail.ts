@@ -45,7 +45,9 @@ export function auditAuth(auth: AuthContext | null, token: string): AuditAuthInp
 
 function responseInput(r: LogicalResponse, mount: TrailContext['mount']): AuditResponseInput {
   const rawBody = r.raw?.body;
-  const data = r.raw ? (rawBody !== null && typeof rawBody === 'object' && !Array.isArray(rawBody) ? (rawBody as Record<string, unknown>) : null) : (r.data ?? null);
+  // Binary raw bodies (certificates, CRLs, OCSP answers) carry no fields to record.
+  const isFields = rawBody !== null && typeof rawBody === 'object' && !Array.isArray(rawBody) && !ArrayBuffer.isView(rawBody);
+  const data = r.raw ? (isFields ? (rawBody as Record<string, unknown>) : null) : (r.data ?? null);
   return {
     mountPoint: mount.mountPoint,
     mountType: mount.mountType,
