@@ -80,9 +80,14 @@ export function effectiveTTLs(config: MountConfig): { defaultLeaseTTL: number; m
   return { defaultLeaseTTL, maxLeaseTTL };
 }
 
+/**
+ * A mount's max may exceed the system max (Vault: the PKI tutorial tunes pki to 87600h); a default
+ * may exceed it only under a max of the mount's own.
+ */
 export function validateTTLs(defaultTTL: number, maxTTL: number): void {
-  if (defaultTTL > SYSTEM_MAX_LEASE_TTL) throw badRequest('given default lease TTL greater than system max lease TTL');
-  if (maxTTL > SYSTEM_MAX_LEASE_TTL) throw badRequest('given max lease TTL greater than system max lease TTL');
+  if (maxTTL === 0 && defaultTTL > SYSTEM_MAX_LEASE_TTL) {
+    throw badRequest(`given default lease TTL greater than system max lease TTL of ${SYSTEM_MAX_LEASE_TTL}`);
+  }
   if (defaultTTL > 0 && maxTTL > 0 && defaultTTL > maxTTL) throw badRequest('given default lease TTL greater than given max lease TTL');
 }
 

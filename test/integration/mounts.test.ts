@@ -87,7 +87,7 @@ describe('enabling secrets engines', () => {
     ['builtin', { type: 'cubbyhole' }, 'cubbyhole secrets backend cannot be instantiated at another path'],
     ['kvbad', { type: 'kv', options: { version: '3' } }, 'invalid kv version "3": versions 1 and 2 are supported'],
     ['ttl', { type: 'kv', config: { default_lease_ttl: '2h', max_lease_ttl: '1h' } }, 'given default lease TTL greater than given max lease TTL'],
-    ['ttlmax', { type: 'kv', config: { max_lease_ttl: '800h' } }, 'given max lease TTL greater than system max lease TTL'],
+    ['ttlmax', { type: 'kv', config: { default_lease_ttl: '800h' } }, 'given default lease TTL greater than system max lease TTL of 2764800'],
     ['ttlbad', { type: 'kv', config: { default_lease_ttl: 'soon' } }, 'error converting input "soon" for field "default_lease_ttl": time: invalid duration "soon"'],
     ['vis', { type: 'kv', config: { listing_visibility: 'public' } }, 'invalid listing_visibility "public"'],
     ['tt', { type: 'kv', config: { token_type: 'batch' } }, "'token_type' can only be modified on auth mounts"],
@@ -156,7 +156,7 @@ describe('tuning', () => {
 
   it.each([
     [{ default_lease_ttl: '2h', max_lease_ttl: '1h' }, 'given default lease TTL greater than given max lease TTL'],
-    [{ max_lease_ttl: '1000h' }, 'given max lease TTL greater than system max lease TTL'],
+    [{ default_lease_ttl: '1000h', max_lease_ttl: '0' }, 'given default lease TTL greater than system max lease TTL of 2764800'],
     [{ listing_visibility: 'loud' }, 'invalid listing_visibility "loud"'],
     [{ token_type: 'batch' }, "'token_type' can only be modified on auth mounts"],
   ])('refuses tune %j and leaves the mount unchanged', async (body, message) => {
@@ -165,6 +165,13 @@ describe('tuning', () => {
     expect(r.status).toBe(400);
     expect(r.body.errors).toEqual([message]);
     expect((await get('sys/mounts/alias/tune')).body.data).toEqual(before);
+  });
+
+  it('lets a mount\'s max lease TTL exceed the system max (a CA mount tuned to ten years)', async () => {
+    expect((await post('sys/mounts/longca', { type: 'kv', config: { max_lease_ttl: '87600h' } })).status).toBe(204);
+    expect((await get('sys/mounts/longca/tune')).body.data).toMatchObject({ max_lease_ttl: 315360000 });
+    expect((await post('sys/mounts/longca/tune', { max_lease_ttl: '175200h', default_lease_ttl: '8760h' })).status).toBe(204);
+    expect((await get('sys/mounts/longca/tune')).body.data).toMatchObject({ max_lease_ttl: 630720000, default_lease_ttl: 31536000 });
   });
 
   it('refuses to tune a mount that does not exist', async () => {
