@@ -1,0 +1,86 @@
+// issue/:role, issuer/:ref/issue/:role, sign/:role and issuer/:ref/sign/:role. The issuer is the
+// role's issuer_ref unless the path names one (ACLs can keep callers off the issuer/ paths).
+
+import { parseCsr } from '../../crypto/pki/csr';
+import type { PkiKeyType } from '../../crypto/pki/keys';
+import { nameRegex, type LogicalRequest, type PathDef } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../framework/fields';
+import { checkFormat } from './authority';
+import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS, ROLE_PATH_FIELD } from './leaf';
+import { loadRole, type RoleEntry } from './role';
+
+/** The role a path names (400 `unknown role: X`, as Vault answers). */
+export async function namedRole(req: LogicalRequest, name: string): Promise<RoleEntry> {
+  const role = await loadRole(req.storage, name);
+  if (!role) throw badRequest(`unknown role: ${name}`);
+  return role;
+}
+
+/** The issuer: the path's issuer_ref on issuer/:ref/... paths, else the role's. */
+const issuerRefFor = (f: FieldData, role: RoleEntry): string =>
+  f.has('issuer_ref') ? f.get<string>('issuer_ref') : role.issuerRef || 'default';
+
+async function issue(req: LogicalRequest, f: FieldData) {
+  let role = await namedRole(req, f.get<string>('role'));
+  const warnings: string[] = [];
+  const typeGiven = f.has('key_type');
+  const bitsGiven = f.has('key_bits');
+  // Spec: an `any` role is for signing only; it cannot generate keys.
+  if (role.keyType === 'any') throw badRequest('role key type "any" not allowed for issuing certificates, only signing');
+  if (typeGiven || bitsGiven) {
+    warnings.push('parameters key_type and key_bits ignored as role had specific values');
+  }
+  checkFormat(f.get<string>('format'));
+  const issuer = await fetchIssuer(req, issuerRefFor(f, role));
+  if (role.keyType === 'rsa' && role.keyBits < 2048) throw badRequest('RSA keys < 2048 bits are unsafe and not supported');
+  const { response } = await issueLeaf(req, f, role, issuer, { kind: 'issue', keyType: role.keyType as PkiKeyType, keyBits: role.keyBits });
+  if (warnings.length > 0) response.warnings = [...(response.warnings ?? []), ...warnings];
+  return response;
+}
+
+async function sign(req: LogicalRequest, f: FieldData) {
+  const role = await namedRole(req, f.get<string>('role'));
+  checkFormat(f.get<string>('format'));
+  const issuer = await fetchIssuer(req, issuerRefFor(f, role));
+  const csr = await parseCsr(f.get<string>('csr'));
+  checkCsrKey(role, csr);
+  const { response } = await issueLeaf(req, f, role, issuer, { kind: 'sign', csr });
+  return response;
+}
+
+const ISSUE_FIELDS: FieldSchemas = {
+  ...LEAF_FIELDS,
+  key_type: { type: 'string', description: 'Key type when the role allows any (rsa, ec, ed25519)' },
+  key_bits: { type: 'int', description: 'Key size when the role allows any key type' },
+};
+const SIGN_FIELDS: FieldSchemas = { ...LEAF_FIELDS, csr: { type: 'string', description: 'PEM CSR to sign' } };
+
+export function issuePaths(): PathDef[] {
+  return [
+    {
+      pattern: `issue/${nameRegex('role')}`,
+      fields: { role: ROLE_PATH_FIELD, ...ISSUE_FIELDS },
+      summary: 'Issue a certificate and private key under a role.',
+      operations: { update: issue },
+    },
+    {
+      pattern: `issuer/${nameRegex('issuer_ref')}/issue/${nameRegex('role')}`,
+      fields: { role: ROLE_PATH_FIELD, issuer_ref: ISSUER_REF_FIELD, ...ISSUE_FIELDS },
+      summary: 'Issue a certificate and private key under a role, from the named issuer.',
+      operations: { update: issue },
+    },
+    {
+      pattern: `sign/${nameRegex('role')}`,
+      fields: { role: ROLE_PATH_FIELD, ...SIGN_FIELDS },
+      summary: 'Sign a CSR under a role.',
+      operations: { update: sign },
+    },
+    {
+      pattern: `issuer/${nameRegex('issuer_ref')}/sign/${nameRegex('role')}`,
+      fields: { role: ROLE_PATH_FIELD, issuer_ref: ISSUER_REF_FIELD, ...SIGN_FIELDS },
+      summary: 'Sign a CSR under a role, with the named issuer.',
+      operations: { update: sign },
+    },
+  ];
+}
