@@ -42,6 +42,39 @@ async function narrowToken(url, token) {
   return (await call(url, token, 'POST', 'auth/token/create', { policies: ['bench-reader'], ttl: '1h' })).auth.client_token;
 }
 
+
+/** A PKI mount with an EC P-256 root and the roles the PKI scenarios use (once per run). */
+async function ensurePki(url, token) {
+  await ensureMount(url, token, 'pki', 'pki');
+  const ca = await fetch(`${url}/v1/pki/ca/pem`);
+  if (ca.status !== 200) await call(url, token, 'POST', 'pki/root/generate/internal', { common_name: 'Bench Root', key_type: 'ec', ttl: '8760h' });
+  await call(url, token, 'POST', 'pki/roles/bench', { allowed_domains: 'bench.example', allow_subdomains: true, key_type: 'ec', key_bits: 256, max_ttl: '72h' });
+  await call(url, token, 'POST', 'pki/roles/bench-nostore', { allowed_domains: 'bench.example', allow_subdomains: true, key_type: 'ec', key_bits: 256, max_ttl: '72h', no_store: true });
+  await call(url, token, 'POST', 'pki/roles/bench-sign', { allowed_domains: 'bench.example', allow_subdomains: true, key_type: 'any', max_ttl: '72h', no_store: true });
+}
+
+/** A CSR for www.bench.example with a fresh P-256 key, made by openssl. */
+async function benchCsr() {
+  const { execFileSync } = await import('node:child_process');
+  return execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', '/dev/null', '-subj', '/CN=www.bench.example'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+}
+
+/** Issues `count` stored certificates (20 at once) and returns their serials, for the revoke scenario. */
+async function issueSerials(url, token, count) {
+  const serials = [];
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < count; i = next++) {
+      serials.push((await call(url, token, 'POST', 'pki/issue/bench', { common_name: `r${i}.bench.example`, ttl: '1h' })).data.serial_number);
+    }
+  };
+  await Promise.all(Array.from({ length: 20 }, worker));
+  return serials;
+}
+
 export const SCENARIOS = [
   {
     name: 'sys/health',
@@ -175,5 +208,36 @@ export const SCENARIOS = [
         .sign(privateKey);
     },
     request: (url, _token, jwt) => ({ url: `${url}/v1/auth/jwt/login`, method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ role: 'bench', jwt }) }),
+  },
+  {
+    name: 'PKI issue EC P-256, no_store',
+    target: 0.3,
+    setup: (url, token) => ensurePki(url, token),
+    request: (url, token) => ({ url: `${url}/v1/pki/issue/bench-nostore`, method: 'POST', headers: json(token), body: JSON.stringify({ common_name: 'www.bench.example', ttl: '1h' }) }),
+  },
+  {
+    name: 'PKI issue EC P-256, stored',
+    setup: (url, token) => ensurePki(url, token),
+    request: (url, token) => ({ url: `${url}/v1/pki/issue/bench`, method: 'POST', headers: json(token), body: JSON.stringify({ common_name: 'www.bench.example', ttl: '1h' }) }),
+  },
+  {
+    name: 'PKI sign a CSR (P-256)',
+    setup: async (url, token) => {
+      await ensurePki(url, token);
+      return benchCsr();
+    },
+    request: (url, token, csr) => ({ url: `${url}/v1/pki/sign/bench-sign`, method: 'POST', headers: json(token), body: JSON.stringify({ csr, ttl: '1h' }) }),
+  },
+  {
+    name: 'PKI revoke',
+    setup: async (url, token) => {
+      await ensurePki(url, token);
+      return issueSerials(url, token, 15_000);
+    },
+    // Each request revokes a different stored certificate.
+    request: (url, token, serials) => ({
+      url: `${url}/v1/pki/revoke`,
+      requests: [{ method: 'POST', headers: json(token), setupRequest: (req) => ({ ...req, body: JSON.stringify({ serial_number: serials.pop() ?? '00:01' }) }) }],
+    }),
   },
 ];

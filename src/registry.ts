@@ -9,6 +9,7 @@ import { cubbyholeBackend } from './engines/cubbyhole';
 import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
 import { transitBackend } from './engines/transit';
+import { PKI_UNAUTHENTICATED_PATHS, pkiBackend } from './engines/pki';
 import { testLoginBackend } from './auth/test-login';
 import { JWT_UNAUTHENTICATED_PATHS, jwtBackend } from './auth/jwt';
 import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
@@ -45,6 +46,7 @@ const TYPES: BackendType[] = [
     validateOptions: validateKvOptions,
   },
   { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: [], create: transitBackend },
+  { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: PKI_UNAUTHENTICATED_PATHS, create: pkiBackend },
   { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false, unauthenticatedPaths: TOKEN_UNAUTHENTICATED_PATHS },
   {
     type: 'coffer-test-leases',

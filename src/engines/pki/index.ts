@@ -1,0 +1,89 @@
+// The PKI secrets engine: a certificate authority per mount (reference §1). Issuers, keys, roles,
+// issued and revoked certificates live in the mount's storage; every change (serial allocation,
+// revocation, CRL rebuilds, tidy) runs inside its Mount DO, so none of them interleave.
+
+import type { Backend } from '../../framework/backend';
+import { configPaths } from './config-paths';
+import { crlConfigPaths } from './crl-config';
+import { crlPaths } from './crl-paths';
+import { fetchPaths } from './fetch';
+import { generatePaths } from './generate';
+import { importPaths } from './import';
+import { issuePaths } from './issue';
+import { issuerPaths } from './issuers';
+import { keyPaths } from './keys';
+import { ocspPaths } from './ocsp-path';
+import { pkiSecretType, revokePaths } from './revoke';
+import { rolePaths } from './roles';
+import { selfIssuedPaths } from './self-issued';
+import { signIntermediatePaths } from './sign-intermediate';
+import { signVerbatimPaths } from './sign-verbatim';
+import { pkiPeriodic } from './tidy';
+import { tidyPaths } from './tidy-paths';
+
+/** Authority information anyone may read (Vault's PKI unauthenticated special paths). */
+export const PKI_UNAUTHENTICATED_PATHS = [
+  'cert/*',
+  'ca/pem',
+  'ca_chain',
+  'ca',
+  'crl',
+  'crl/pem',
+  'crl/delta',
+  'crl/delta/pem',
+  'unified-crl',
+  'unified-crl/pem',
+  'unified-crl/delta',
+  'unified-crl/delta/pem',
+  'issuer/+/pem',
+  'issuer/+/der',
+  'issuer/+/json',
+  'issuer/+/crl',
+  'issuer/+/crl/der',
+  'issuer/+/crl/pem',
+  'issuer/+/crl/delta',
+  'issuer/+/crl/delta/der',
+  'issuer/+/crl/delta/pem',
+  'issuer/+/unified-crl',
+  'issuer/+/unified-crl/der',
+  'issuer/+/unified-crl/pem',
+  'issuer/+/unified-crl/delta',
+  'issuer/+/unified-crl/delta/der',
+  'issuer/+/unified-crl/delta/pem',
+  'issuers/',
+  'ocsp',
+  'ocsp/*',
+  'unified-ocsp',
+  'unified-ocsp/*',
+];
+
+export function pkiBackend(): Backend {
+  return {
+    type: 'pki',
+    // First match wins: the CRL and OCSP paths come before fetch's catch-all cert/:serial.
+    paths: [
+      ...crlPaths(),
+      ...ocspPaths(),
+      ...fetchPaths(),
+      ...generatePaths(),
+      ...importPaths(),
+      ...issuerPaths(),
+      ...keyPaths(),
+      ...configPaths(),
+      ...crlConfigPaths(),
+      ...rolePaths(),
+      ...issuePaths(),
+      ...signVerbatimPaths(),
+      ...signIntermediatePaths(),
+      ...selfIssuedPaths(),
+      ...revokePaths(),
+      ...tidyPaths(),
+    ],
+    // CRL reads first rebuild a CRL a revocation left stale.
+    writingReadPaths: ['crl', 'crl/*', 'cert/crl*', 'cert/delta-crl*', 'cert/unified-crl*', 'cert/unified-delta-crl*', 'unified-crl', 'unified-crl/*', 'issuer/+/crl*', 'issuer/+/unified-crl*'],
+    secretTypes: { pki: pkiSecretType },
+    periodic: pkiPeriodic,
+    unauthenticatedPaths: PKI_UNAUTHENTICATED_PATHS,
+    sudoPaths: ['root', 'root/sign-self-issued'],
+  };
+}
