@@ -2,7 +2,7 @@
 // and parsing back into Vault's vocabulary (key usage / EKU names, SANs, subject fields).
 
 import * as asn1js from 'asn1js';
-import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
+import { AsnConvert, AsnIntegerArrayBufferConverter, AsnProp, AsnPropTypes, AsnType, AsnTypeTypes, OctetString } from '@peculiar/asn1-schema';
 import {
   AccessDescription,
   AlgorithmIdentifier,
@@ -16,7 +16,6 @@ import {
   DistributionPoint,
   DistributionPointName,
   Extension,
-  Extensions,
   ExtendedKeyUsage,
   FreshestCRL,
   GeneralName,
@@ -24,7 +23,6 @@ import {
   GeneralSubtrees,
   KeyIdentifier,
   KeyUsage,
-  Name,
   NameConstraints,
   OtherName,
   PolicyInformation,
@@ -32,7 +30,6 @@ import {
   SubjectAlternativeName,
   SubjectKeyIdentifier,
   SubjectPublicKeyInfo,
-  TBSCertificate,
   UserNotice,
   Validity,
   Version,
@@ -55,8 +52,10 @@ import {
 } from '@peculiar/asn1-x509';
 import { RsaSaPssParams, id_RSASSA_PSS } from '@peculiar/asn1-rsa';
 import { badRequest } from '../../framework/errors';
+import { toHex } from '../encoding';
 import { pemBlocks, toPem } from '../pem';
 import { subjectKeyId, verifySignature, type Signer } from './keys';
+import { EncodedSequence, encodedSequenceOf, joinChunks, signedDer } from './encoded-sequence';
 import { buildName, subjectFieldsFromDer, type SubjectFields } from './names';
 import { serialBytes, serialFromBytes } from './serial';
 
@@ -174,8 +173,31 @@ export const isOid = (s: string): boolean => OID_RE.test(s);
 
 const der = (v: unknown): Uint8Array => new Uint8Array(AsnConvert.serialize(v));
 
-const ext = (extnID: string, critical: boolean, value: unknown): Extension =>
-  new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+/** An extension as the DER it goes into the certificate as. */
+interface EncodedExt {
+  oid: string;
+  der: Uint8Array;
+}
+
+const ext = (extnID: string, critical: boolean, value: unknown): EncodedExt => ({
+  oid: extnID,
+  der: der(new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) })),
+});
+
+// Extensions that repeat from one issuance to the next (key usage, EKU, AKID, AIA, CRL DP) are
+// encoded once per isolate: encoding is most of what building a certificate costs.
+const EXT_CACHE_MAX = 512;
+const extCache = new Map<string, EncodedExt>();
+
+function cachedExt(key: string, build: () => EncodedExt): EncodedExt {
+  let e = extCache.get(key);
+  if (!e) {
+    if (extCache.size >= EXT_CACHE_MAX) extCache.delete(extCache.keys().next().value as string);
+    e = build();
+    extCache.set(key, e);
+  }
+  return e;
+}
 
 const uriName = (u: string): GeneralName => new GeneralName({ uniformResourceIdentifier: u });
 
@@ -279,25 +301,27 @@ function positiveInteger(bytes: Uint8Array): ArrayBuffer {
 
 /** Signs a certificate for the template. Extensions follow Go's CreateCertificate order. */
 export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning): Promise<Uint8Array> {
-  const subject = 'der' in t.subject ? AsnConvert.parse(t.subject.der, Name) : buildName(t.subject);
-  const subjectEmpty = subject.length === 0;
-  const issuerName = issuer.subjectDer ? AsnConvert.parse(issuer.subjectDer, Name) : subject;
-  let spki: SubjectPublicKeyInfo;
+  // Names and the public key go in as the DER they already are (no parse, no re-encoding).
+  const subjectDer = 'der' in t.subject ? t.subject.der : der(buildName(t.subject));
+  const subjectEmpty = subjectDer.length === 2; // SEQUENCE {}
+  const issuerDer = issuer.subjectDer ?? subjectDer;
+  let skid: Uint8Array;
   try {
-    spki = AsnConvert.parse(t.spki, SubjectPublicKeyInfo);
+    // Computing the SKID parses the key; with an SKID given, parse it just to check it.
+    if (t.skid) AsnConvert.parse(t.spki, SubjectPublicKeyInfo);
+    skid = t.skid ?? (await subjectKeyId(t.spki));
   } catch {
     throw badRequest('failed to parse public key');
   }
-  const skid = t.skid ?? (await subjectKeyId(t.spki));
   const akid = issuer.subjectDer ? issuer.skid : skid;
 
-  const exts: Extension[] = [];
+  const exts: EncodedExt[] = [];
   // A CA gets CertSign|CRLSign, plus DigitalSignature only when asked; other usages are dropped.
   const ku = t.isCA ? 32 | 64 | (keyUsageFlags(t.keyUsage) & 1) | keyUsageFlags(t.caKeyUsageExtra ?? []) : keyUsageFlags(t.keyUsage);
-  if (ku !== 0) exts.push(ext(id_ce_keyUsage, true, new KeyUsage(ku)));
+  if (ku !== 0) exts.push(cachedExt(`ku|${ku}`, () => ext(id_ce_keyUsage, true, new KeyUsage(ku))));
 
   const ekus = extKeyUsageOids(t.extKeyUsage, t.extKeyUsageOids);
-  if (ekus.length > 0) exts.push(ext(id_ce_extKeyUsage, false, new ExtendedKeyUsage(ekus)));
+  if (ekus.length > 0) exts.push(cachedExt(`eku|${ekus.join(',')}`, () => ext(id_ce_extKeyUsage, false, new ExtendedKeyUsage(ekus))));
 
   if (t.isCA) {
     const bc = new BasicConstraints({ cA: true });
@@ -308,14 +332,14 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
   }
 
   exts.push(ext(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(skid)));
-  exts.push(ext(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(akid) })));
+  exts.push(cachedExt(`akid|${toHex(akid)}`, () => ext(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(akid) }))));
 
   if (t.ocspServers.length > 0 || t.issuingCertificates.length > 0) {
     const aia = [
       ...t.ocspServers.map((u) => new AccessDescription({ accessMethod: id_ad_ocsp, accessLocation: uriName(u) })),
       ...t.issuingCertificates.map((u) => new AccessDescription({ accessMethod: id_ad_caIssuers, accessLocation: uriName(u) })),
     ];
-    exts.push(ext(id_pe_authorityInfoAccess, false, new AuthorityInfoAccessSyntax(aia)));
+    exts.push(cachedExt(`aia|${t.ocspServers.join(' ')}|${t.issuingCertificates.join(' ')}`, () => ext(id_pe_authorityInfoAccess, false, new AuthorityInfoAccessSyntax(aia))));
   }
 
   const sanNames = sanGeneralNames(t.sans);
@@ -330,7 +354,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
   }
 
   if (t.crlDistributionPoints.length > 0) {
-    exts.push(ext(id_ce_cRLDistributionPoints, false, new CRLDistributionPoints(distributionPoints(t.crlDistributionPoints))));
+    exts.push(cachedExt(`crl|${t.crlDistributionPoints.join(' ')}`, () => ext(id_ce_cRLDistributionPoints, false, new CRLDistributionPoints(distributionPoints(t.crlDistributionPoints)))));
   }
 
   const policies = policyEntries(t.policyIdentifiers);
@@ -342,39 +366,60 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
     exts.push(ext(id_ce_freshestCRL, false, new FreshestCRL(distributionPoints(t.deltaCrlDistributionPoints))));
   }
 
-  const extras = (t.extraExtensions ?? []).map((raw) => {
+  for (const raw of t.extraExtensions ?? []) {
+    let oid: string;
     try {
-      return AsnConvert.parse(raw, Extension);
+      oid = AsnConvert.parse(raw, Extension).extnID;
     } catch {
       throw badRequest('invalid extension in request');
     }
-  });
-  for (const e of extras) {
-    const at = exts.findIndex((x) => x.extnID === e.extnID);
+    const at = exts.findIndex((x) => x.oid === oid);
     if (at >= 0 && !t.extraExtensionsOverride) continue;
     if (at >= 0) exts.splice(at, 1);
-    exts.push(e);
+    exts.push({ oid, der: raw });
   }
 
-  const tbs = new TBSCertificate({
-    version: Version.v3,
+  const tbs = new CertTbs({
     serialNumber: positiveInteger(serialBytes(t.serial)),
     signature: issuer.signer.signatureAlgorithm,
-    issuer: issuerName,
+    issuer: encodedSequenceOf(issuerDer),
     validity: new Validity({ notBefore: t.notBefore, notAfter: t.notAfter }),
-    subject,
-    subjectPublicKeyInfo: spki,
-    extensions: new Extensions(exts),
+    subject: encodedSequenceOf(subjectDer),
+    subjectPublicKeyInfo: encodedSequenceOf(t.spki),
+    extensions: new EncodedSequence(joinChunks(exts.map((e) => e.der), exts.reduce((n, e) => n + e.der.length, 0))),
   });
   const tbsDer = der(tbs);
-  const signature = await issuer.signer.sign(tbsDer);
-  const cert = new Certificate({
-    tbsCertificate: tbs,
-    signatureAlgorithm: issuer.signer.signatureAlgorithm,
-    signatureValue: new Uint8Array(signature).buffer as ArrayBuffer,
-  });
-  return der(cert);
+  // The certificate wraps the bytes just signed (serializing the TBS again would cost as much).
+  return signedDer(tbsDer, issuer.signer.signatureAlgorithm, await issuer.signer.sign(tbsDer));
 }
+
+/**
+ * TBSCertificate with the issuer, subject, public key and extensions as ready DER (asn1-x509's
+ * class would parse and re-encode them on every issuance). Signing only: never parsed with this schema.
+ */
+class CertTbs {
+  version = Version.v3;
+  serialNumber: ArrayBuffer = new ArrayBuffer(0);
+  signature = new AlgorithmIdentifier();
+  issuer = new EncodedSequence();
+  validity = new Validity();
+  subject = new EncodedSequence();
+  subjectPublicKeyInfo = new EncodedSequence();
+  extensions?: EncodedSequence;
+  constructor(params: Partial<CertTbs> = {}) {
+    Object.assign(this, params);
+  }
+}
+// Decorators applied as calls: the project compiles without experimentalDecorators.
+AsnProp({ type: AsnPropTypes.Integer, context: 0, defaultValue: Version.v1 })(CertTbs.prototype, 'version');
+AsnProp({ type: AsnPropTypes.Integer, converter: AsnIntegerArrayBufferConverter })(CertTbs.prototype, 'serialNumber');
+AsnProp({ type: AlgorithmIdentifier })(CertTbs.prototype, 'signature');
+AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'issuer');
+AsnProp({ type: Validity })(CertTbs.prototype, 'validity');
+AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'subject');
+AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'subjectPublicKeyInfo');
+AsnProp({ type: EncodedSequence, context: 3, optional: true })(CertTbs.prototype, 'extensions');
+AsnType({ type: AsnTypeTypes.Sequence })(CertTbs);
 
 export const certPem = (d: Uint8Array): string => toPem('CERTIFICATE', d).trim();
 

@@ -10,6 +10,7 @@
 // content is those encodings. Parsing walks the same way, one entry at a time.
 
 import * as asn1js from 'asn1js';
+import { EncodedSequence, joinChunks, readTlv, signedDer, type Tlv } from './encoded-sequence';
 import {
   AsnConvert,
   AsnIntegerBigIntConverter,
@@ -77,37 +78,6 @@ class BigInteger implements IAsnConvertible<asn1js.Integer> {
   }
 }
 
-/**
- * A SEQUENCE whose elements are already DER-encoded: asn1js writes the tag and length around
- * their concatenation. Encode-only; this is what keeps big CRLs out of one huge object tree.
- */
-class EncodedSequence implements IAsnConvertible<asn1js.Primitive> {
-  constructor(readonly content: Uint8Array = new Uint8Array(0)) {}
-  toASN(): asn1js.Primitive {
-    const block = new asn1js.Primitive({ valueHex: this.content });
-    block.idBlock.tagClass = 1; // universal
-    block.idBlock.tagNumber = 16; // SEQUENCE
-    block.idBlock.isConstructed = true;
-    return block;
-  }
-  fromASN(): this {
-    throw new Error('EncodedSequence is encode-only');
-  }
-  toSchema(name: string): asn1js.BaseBlock {
-    return new asn1js.Sequence({ name }); // asn1-schema builds parse schemas eagerly; never parsed with
-  }
-}
-
-/** Joins DER chunks without spreading them into arguments (100k chunks overflow a call). */
-function joinChunks(chunks: Uint8Array[], total: number): Uint8Array {
-  const out = new Uint8Array(total);
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
-}
 
 /** TBSCertList as in RFC 5280, with the issuer copied verbatim and the entry list pre-encoded. */
 class CrlTbs {
@@ -186,33 +156,11 @@ export async function buildCrl(p: CrlParams, entries: Iterable<CrlEntry>): Promi
   );
   chunks.length = 0;
   const signature = await p.signer.sign(tbs);
-  const parts = [tbs, der(p.signer.signatureAlgorithm), der(new BitString(signature))];
-  return der(new EncodedSequence(joinChunks(parts, parts.reduce((n, x) => n + x.length, 0))));
+  return signedDer(tbs, p.signer.signatureAlgorithm, signature);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
-
-interface Tlv {
-  tagClass: number; // 1 universal, 2 application, 3 context, 4 private
-  tagNumber: number;
-  start: number;
-  contentStart: number;
-  end: number;
-}
-
-/** Reads one definite-length TLV header with asn1js's own decoders, without decoding the content. */
-function readTlv(buf: Uint8Array, offset: number, limit: number): Tlv {
-  const head = new asn1js.BaseBlock();
-  const afterId = head.idBlock.fromBER(buf, offset, limit - offset);
-  if (afterId < 0) throw new Error(`malformed DER tag: ${head.idBlock.error}`);
-  const contentStart = head.lenBlock.fromBER(buf, afterId, limit - afterId);
-  if (contentStart < 0) throw new Error(`malformed DER length: ${head.lenBlock.error}`);
-  if (head.lenBlock.isIndefiniteForm) throw new Error('indefinite length is not DER');
-  const end = contentStart + head.lenBlock.length;
-  if (end > limit) throw new Error('DER element runs past its container');
-  return { tagClass: head.idBlock.tagClass, tagNumber: head.idBlock.tagNumber, start: offset, contentStart, end };
-}
 
 function* childrenOf(buf: Uint8Array, parent: Tlv): Generator<Tlv> {
   for (let off = parent.contentStart; off < parent.end; ) {

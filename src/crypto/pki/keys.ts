@@ -3,7 +3,7 @@
 // WebCrypto does the work; only NIST P-224 (which WebCrypto lacks) goes through node:crypto.
 
 import * as nodeCrypto from 'node:crypto';
-import { AsnConvert } from '@peculiar/asn1-schema';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { RSAPrivateKey, RSAPublicKey, RsaSaPssParams, id_rsaEncryption, id_RSASSA_PSS, id_mgf1 } from '@peculiar/asn1-rsa';
 import {
@@ -31,6 +31,8 @@ export interface PkiKey {
   pkcs8: Uint8Array;
   /** SubjectPublicKeyInfo DER. */
   spki: Uint8Array;
+  /** EC keys made here: the SEC1 encoding, computed while the key was at hand (saves parsing it back). */
+  sec1?: Uint8Array;
 }
 
 const ID_ED25519 = '1.3.101.112';
@@ -108,7 +110,27 @@ export async function generateKey(type: PkiKeyType, bits: number): Promise<PkiKe
   const pair = (await crypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
   const pkcs8 = copy((await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer);
   const spki = copy((await crypto.subtle.exportKey('spki', pair.publicKey)) as ArrayBuffer);
-  return { type: r.type, bits: r.bits, pkcs8, spki };
+  if (!curve) return { type: r.type, bits: r.bits, pkcs8, spki };
+  // SEC1 from the JWK scalar and the raw point: issue answers with it, and reading it back out of
+  // the PKCS#8 costs three ASN.1 parses.
+  const { d } = (await crypto.subtle.exportKey('jwk', pair.privateKey)) as JsonWebKey;
+  const point = new Uint8Array((await crypto.subtle.exportKey('raw', pair.publicKey)) as ArrayBuffer);
+  const scalar = Uint8Array.from(atob((d ?? '').replace(/-/g, '+').replace(/_/g, '/')), (ch) => ch.charCodeAt(0));
+  return { type: r.type, bits: r.bits, pkcs8, spki, sec1: sec1Der(scalar, curve.oid, point) };
+}
+
+/** SEC1 ECPrivateKey as Go writes it: version, key, named curve and the public point. */
+function sec1Der(privateKey: Uint8Array, curveOid: string, point: Uint8Array | ArrayBuffer): Uint8Array {
+  return u8(
+    AsnConvert.serialize(
+      new ECPrivateKey({
+        version: 1,
+        privateKey: new OctetString(privateKey),
+        parameters: new ECParameters({ namedCurve: curveOid }),
+        publicKey: point instanceof Uint8Array ? point.slice().buffer : point,
+      }),
+    ),
+  );
 }
 
 function nodeKey(privateKey: nodeCrypto.KeyObject, bits: number): PkiKey {
@@ -226,7 +248,10 @@ async function parsePrivateKeyInfo(info: PrivateKeyInfo): Promise<PkiKey> {
 export function encodePrivateKey(key: PkiKey, keyFormat: 'der' | 'pkcs8', out: 'pem' | 'der'): string {
   let label = 'PRIVATE KEY';
   let der = key.pkcs8;
-  if (keyFormat === 'der' && key.type !== 'ed25519') {
+  if (keyFormat === 'der' && key.sec1) {
+    label = 'EC PRIVATE KEY';
+    der = key.sec1;
+  } else if (keyFormat === 'der' && key.type !== 'ed25519') {
     const info = AsnConvert.parse(key.pkcs8, PrivateKeyInfo);
     const inner = u8(info.privateKey.buffer);
     if (key.type === 'rsa') {
@@ -234,20 +259,9 @@ export function encodePrivateKey(key: PkiKey, keyFormat: 'der' | 'pkcs8', out: '
       der = inner;
     } else {
       label = 'EC PRIVATE KEY';
-      // SEC1 as Go writes it: version, key, named curve and the public point.
       const ec = AsnConvert.parse(inner, ECPrivateKey);
       const spki = AsnConvert.parse(key.spki, SubjectPublicKeyInfo);
-      const curve = curveByBits(key.bits)!;
-      der = u8(
-        AsnConvert.serialize(
-          new ECPrivateKey({
-            version: 1,
-            privateKey: ec.privateKey,
-            parameters: new ECParameters({ namedCurve: curve.oid }),
-            publicKey: ec.publicKey ?? spki.subjectPublicKey,
-          }),
-        ),
-      );
+      der = sec1Der(u8(ec.privateKey.buffer), curveByBits(key.bits)!.oid, ec.publicKey ?? spki.subjectPublicKey);
     }
   }
   return out === 'der' ? toBase64(der) : toPem(label, der).trim();

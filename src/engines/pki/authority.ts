@@ -3,7 +3,7 @@
 // path shares (reference §1.2–1.3).
 
 import { encodePrivateKey, signerFor, type PkiKey, type Signer } from '../../crypto/pki/keys';
-import { parseCertificate, type ParsedCert } from '../../crypto/pki/certificate';
+import { certPem, parseCertificate, type ParsedCert } from '../../crypto/pki/certificate';
 import { fromBase64, toBase64 } from '../../crypto/encoding';
 import { formatRFC3339Nano } from '../../framework/duration';
 import { badRequest } from '../../framework/errors';
@@ -124,8 +124,11 @@ export function applyNotAfterBehavior(s: SigningIssuer, notAfter: Date): Date {
   }
 }
 
+/** What the response and the store need of a certificate just signed (no need to parse it back). */
+export type IssuedCert = Pick<ParsedCert, 'der' | 'serial' | 'notAfter'>;
+
 /** Records an issued certificate under certs/ (not for no_store roles). */
-export async function storeIssued(storage: Storage, cert: ParsedCert, issuerId: string): Promise<void> {
+export async function storeIssued(storage: Storage, cert: IssuedCert, issuerId: string): Promise<void> {
   await saveCert(storage, cert.serial, {
     certificate: toBase64(cert.der),
     issuerId,
@@ -143,7 +146,7 @@ export function checkFormat(format: string): CertFormat {
 const pemToDerB64 = (pem: string): string => toBase64(parseCertificate(pem).der);
 
 export interface IssuedShapeInput {
-  cert: ParsedCert;
+  cert: IssuedCert;
   issuer: SigningIssuer;
   format: CertFormat;
   removeRootsFromChain: boolean;
@@ -157,8 +160,9 @@ export function issuedData(i: IssuedShapeInput): Record<string, unknown> {
   let chain = issuer.chainPems;
   if (i.removeRootsFromChain) chain = chain.filter((p) => !parseCertificate(p).selfIssued);
   const der = format === 'der';
+  const pem = certPem(cert.der);
   const data: Record<string, unknown> = {
-    certificate: der ? toBase64(cert.der) : cert.pem,
+    certificate: der ? toBase64(cert.der) : pem,
     issuing_ca: der ? pemToDerB64(issuer.entry.certificate) : issuer.entry.certificate,
   };
   if (chain.length > 0) data.ca_chain = der ? chain.map(pemToDerB64) : chain;
@@ -172,7 +176,7 @@ export function issuedData(i: IssuedShapeInput): Record<string, unknown> {
     // the issuing CA unless it is a self-signed root.
     const parts: string[] = [];
     if (i.privateKey) parts.push(encodePrivateKey(i.privateKey.key, 'der', 'pem'));
-    parts.push(cert.pem);
+    parts.push(pem);
     if (!issuer.cert.selfIssued) parts.push(issuer.entry.certificate);
     data.certificate = parts.join('\n');
   }

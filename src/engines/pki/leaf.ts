@@ -2,7 +2,7 @@
 // names the role allows, the validity window, the certificate's extensions, a fresh serial, the
 // response shape, storage under certs/ and the optional lease (reference §1.3, §1.15).
 
-import { buildCertificate, parseCertificate, type CertTemplate, type ParsedCert } from '../../crypto/pki/certificate';
+import { buildCertificate, type CertTemplate } from '../../crypto/pki/certificate';
 import type { ParsedCsr } from '../../crypto/pki/csr';
 import { generateKey, publicKeyInfo, subjectKeyId, type PkiKey } from '../../crypto/pki/keys';
 import { randomSerial } from '../../crypto/pki/serial';
@@ -10,7 +10,7 @@ import type { LogicalRequest, LogicalResponse, MountConfigView } from '../../fra
 import { formatGoDuration } from '../../framework/duration';
 import { badRequest, CofferError } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { applyNotAfterBehavior, checkFormat, issuedData, issuerSigner, signingIssuer, storeIssued, type SigningIssuer } from './authority';
+import { applyNotAfterBehavior, checkFormat, issuedData, issuerSigner, signingIssuer, storeIssued, type IssuedCert, type SigningIssuer } from './authority';
 import type { NameContext } from './name-policy';
 import { leafNames, type LeafNameRequest } from './request-policy';
 import { parseNotAfter, type RoleEntry } from './role';
@@ -194,7 +194,7 @@ export async function issueLeaf(
   role: RoleEntry,
   issuer: SigningIssuer,
   source: LeafSource,
-): Promise<{ response: LogicalResponse; cert: ParsedCert }> {
+): Promise<{ response: LogicalResponse; cert: IssuedCert }> {
   const format = checkFormat(f.get<string>('format'));
   const now = Date.now();
   const csr = source.kind === 'issue' ? null : source.csr;
@@ -245,7 +245,8 @@ export async function issueLeaf(
   const signer = await issuerSigner(issuer, role.signatureBits, role.usePss);
   const issuerSkid = issuer.cert.skid ?? (await subjectKeyId(issuer.cert.spki));
   const der = await buildCertificate(template, { subjectDer: issuer.cert.subjectDer, skid: issuerSkid, signer });
-  const cert = parseCertificate(der);
+  // What the certificate holds is what the template said (its NotAfter to the second).
+  const cert: IssuedCert = { der, serial: template.serial, notAfter: new Date(Math.floor(template.notAfter.getTime() / 1000) * 1000) };
 
   const data = issuedData({
     cert,
