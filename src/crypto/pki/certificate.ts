@@ -381,7 +381,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
 
   const tbs = new CertTbs({
     serialNumber: positiveInteger(serialBytes(t.serial)),
-    signature: issuer.signer.signatureAlgorithm,
+    signature: algorithmDer(issuer.signer),
     issuer: encodedSequenceOf(issuerDer),
     validity: new Validity({ notBefore: t.notBefore, notAfter: t.notAfter }),
     subject: encodedSequenceOf(subjectDer),
@@ -393,6 +393,19 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
   return signedDer(tbsDer, issuer.signer.signatureAlgorithm, await issuer.signer.sign(tbsDer));
 }
 
+// A signer's AlgorithmIdentifier, encoded once per algorithm (the Go name includes the hash and,
+// for PSS, fixes the parameters).
+const algorithms = new Map<string, EncodedSequence>();
+
+function algorithmDer(signer: Signer): EncodedSequence {
+  let e = algorithms.get(signer.goName);
+  if (!e) {
+    e = encodedSequenceOf(der(signer.signatureAlgorithm));
+    algorithms.set(signer.goName, e);
+  }
+  return e;
+}
+
 /**
  * TBSCertificate with the issuer, subject, public key and extensions as ready DER (asn1-x509's
  * class would parse and re-encode them on every issuance). Signing only: never parsed with this schema.
@@ -400,7 +413,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
 class CertTbs {
   version = Version.v3;
   serialNumber: ArrayBuffer = new ArrayBuffer(0);
-  signature = new AlgorithmIdentifier();
+  signature = new EncodedSequence();
   issuer = new EncodedSequence();
   validity = new Validity();
   subject = new EncodedSequence();
@@ -413,7 +426,7 @@ class CertTbs {
 // Decorators applied as calls: the project compiles without experimentalDecorators.
 AsnProp({ type: AsnPropTypes.Integer, context: 0, defaultValue: Version.v1 })(CertTbs.prototype, 'version');
 AsnProp({ type: AsnPropTypes.Integer, converter: AsnIntegerArrayBufferConverter })(CertTbs.prototype, 'serialNumber');
-AsnProp({ type: AlgorithmIdentifier })(CertTbs.prototype, 'signature');
+AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'signature');
 AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'issuer');
 AsnProp({ type: Validity })(CertTbs.prototype, 'validity');
 AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'subject');

@@ -19,6 +19,7 @@ import {
 import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { badRequest } from '../../framework/errors';
 import { toBase64 } from '../encoding';
+import { readTlv } from './encoded-sequence';
 import { pemBlocks, toPem } from '../pem';
 import { AsnEcSignatureFormatter, cryptoProvider } from './x509';
 
@@ -305,8 +306,22 @@ function bitLength(n: Uint8Array): number {
  * uncompressed point for EC, the 32 raw bytes for Ed25519 (what Go's certutil hashes).
  */
 export async function subjectKeyId(spki: Uint8Array): Promise<Uint8Array> {
-  const info = AsnConvert.parse(spki, SubjectPublicKeyInfo);
-  return new Uint8Array(await crypto.subtle.digest('SHA-1', info.subjectPublicKey));
+  return new Uint8Array(await crypto.subtle.digest('SHA-1', subjectPublicKeyBits(spki)));
+}
+
+/**
+ * The subjectPublicKey BIT STRING's bits (the RSAPublicKey DER, the EC point, the Ed25519 key),
+ * found by walking the SPKI's TLV headers: a full schema parse costs more than the hash, and this
+ * runs for every certificate issued.
+ */
+function subjectPublicKeyBits(spki: Uint8Array): Uint8Array {
+  const outer = readTlv(spki, 0, spki.length);
+  const algorithm = readTlv(spki, outer.contentStart, outer.end);
+  const bits = readTlv(spki, algorithm.end, outer.end);
+  if (outer.tagNumber !== 16 || algorithm.tagNumber !== 16 || bits.tagNumber !== 3 || bits.end !== outer.end || spki[bits.contentStart] !== 0) {
+    throw badRequest('failed to parse public key');
+  }
+  return spki.subarray(bits.contentStart + 1, bits.end);
 }
 
 const stripZeros = (b: Uint8Array): Uint8Array => {

@@ -11,6 +11,7 @@ import type { Storage } from '../../framework/storage';
 import { buildChain } from './chain';
 import { templateAia } from './config-paths';
 import {
+  issuersRevision,
   loadAllIssuers,
   loadKey,
   resolveIssuerRef,
@@ -34,8 +35,8 @@ export interface SigningIssuer {
 
 // Per-isolate caches. Keys and certificates are cached by their stored encoding, so a changed
 // record never meets a stale entry; the same PkiKey object keeps the crypto layer's imported-key
-// cache (keyed by the pkcs8 bytes' identity) warm across requests. Chains are keyed by what they
-// are built from: every issuer's id and manual_chain (an issuer's certificate never changes).
+// cache (keyed by the pkcs8 bytes' identity) warm across requests. Chains are keyed by the issuer
+// and the mount's issuers revision (store.ts), which every issuer write changes.
 const CACHE_MAX = 256;
 const keys = new Map<string, PkiKey>();
 const certs = new Map<string, ParsedCert>();
@@ -91,11 +92,12 @@ export const issuerSigner = (s: SigningIssuer, signatureBits: number, usePss: bo
 
 /** The issuer's ca_chain as trimmed PEMs, the issuer first. */
 export async function caChain(storage: Storage, issuer: IssuerEntry): Promise<string[]> {
-  const all = await loadAllIssuers(storage);
-  const cacheKey = `${issuer.id}|${all.map((e) => `${e.id}:${(e.manualChain ?? []).join(',')}`).join(';')}`;
+  // Issuer ids are random UUIDs and the revision changes with any issuer write: the key cannot
+  // meet another mount's chain or an outdated one.
+  const cacheKey = `${issuer.id}|${await issuersRevision(storage)}`;
   const hit = chains.get(cacheKey);
   if (hit) return hit;
-  const chain = await buildChain(all, issuer);
+  const chain = await buildChain(await loadAllIssuers(storage), issuer);
   return remember(
     chains,
     cacheKey,

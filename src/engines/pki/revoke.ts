@@ -41,6 +41,9 @@ interface Target {
  * with its stored revocation. `fromLease` is a lease's revocation (no CA certificates, no errors
  * for vanished ones).
  */
+/** How long a stale CRL may wait for the mount's periodic run (reads never see it stale). */
+export const STALE_CRL_REBUILD_DELAY_MS = 5_000;
+
 export async function revokeCertificate(storage: Storage, t: Target, now: number, wakeAt?: (at: number) => void): Promise<LogicalResponse> {
   const issuers = parsedIssuers(await loadAllIssuers(storage));
   // Issuers are revoked through issuer/:ref/revoke, never by serial.
@@ -74,7 +77,9 @@ export async function revokeCertificate(storage: Storage, t: Target, now: number
     await addToDeltaLog(storage, entry.serial);
     await markCrlsStale(storage, { delta: true });
   }
-  wakeAt?.(now);
+  // A burst of revocations shares one rebuild: a CRL read rebuilds a stale CRL at once anyway,
+  // and OCSP answers from the revoked entries themselves.
+  wakeAt?.(now + STALE_CRL_REBUILD_DELAY_MS);
   return { data: revokedData(entry) };
 }
 

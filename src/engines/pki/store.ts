@@ -80,6 +80,7 @@ const ISSUERS_CONFIG = 'config/issuers';
 const KEYS_CONFIG = 'config/keys';
 const URLS_CONFIG = 'config/urls';
 const CLUSTER_CONFIG = 'config/cluster';
+const ISSUERS_REVISION = 'config/issuers-revision';
 
 export const emptyAia = (): AiaUrls => ({
   issuingCertificates: [],
@@ -92,8 +93,25 @@ export const emptyAia = (): AiaUrls => ({
 // ---- issuers ----
 
 export const loadIssuer = (storage: Storage, id: string): Promise<IssuerEntry | null> => getJSON<IssuerEntry>(storage, ISSUER_PREFIX + id);
-export const saveIssuer = (storage: Storage, e: IssuerEntry): Promise<void> => putJSON(storage, ISSUER_PREFIX + e.id, e);
-export const deleteIssuer = (storage: Storage, id: string): Promise<void> => storage.delete(ISSUER_PREFIX + id);
+
+export async function saveIssuer(storage: Storage, e: IssuerEntry): Promise<void> {
+  await putJSON(storage, ISSUER_PREFIX + e.id, e);
+  await bumpIssuersRevision(storage);
+}
+
+export async function deleteIssuer(storage: Storage, id: string): Promise<void> {
+  await storage.delete(ISSUER_PREFIX + id);
+  await bumpIssuersRevision(storage);
+}
+
+/**
+ * Changes whenever any issuer is written or deleted: what is derived from the whole issuer set
+ * (CA chains) is cached under it, so issuing reads one value instead of every issuer.
+ */
+export async function issuersRevision(storage: Storage): Promise<string> {
+  return (await getJSON<string>(storage, ISSUERS_REVISION)) ?? '';
+}
+const bumpIssuersRevision = (storage: Storage): Promise<void> => putJSON(storage, ISSUERS_REVISION, crypto.randomUUID());
 export const listIssuerIds = (storage: Storage): Promise<string[]> => storage.list(ISSUER_PREFIX);
 
 export async function loadAllIssuers(storage: Storage): Promise<IssuerEntry[]> {
