@@ -12,7 +12,6 @@ import { randomSerial } from '../../crypto/pki/serial';
 import { toBase64 } from '../../crypto/encoding';
 import { toPem } from '../../crypto/pem';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { formatGoDuration } from '../../framework/duration';
 import { badRequest, CofferError } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
@@ -22,7 +21,7 @@ import { importIssuer, importKey } from './import';
 import { requestedKeyName } from './keys';
 import { leafNames, type LeafNames } from './request-policy';
 import { markCrlsStale } from './revoked-store';
-import { parseNotAfter, type RoleEntry } from './role';
+import { notAfterFrom, permissiveRole, type RoleEntry } from './role';
 import { checkIssuerName, emptyAia, findIssuer, issuersConfig, resolveKeyRef, saveIssuer, urlsConfig, type AiaUrls } from './store';
 import type { ParsedCsr } from '../../crypto/pki/csr';
 
@@ -70,40 +69,8 @@ const KEY_GEN_FIELDS: FieldSchemas = {
 
 /** The permissive role Vault builds for CA requests: any name, no hostname rules, CN checks off. */
 export function caRole(f: FieldData): RoleEntry {
-  return {
-    ttl: 0,
-    maxTtl: 0,
+  return permissiveRole({
     notBeforeDuration: f.get<number>('not_before_duration'),
-    notAfter: '',
-    allowLocalhost: true,
-    allowedDomains: [],
-    allowedDomainsTemplate: false,
-    allowBareDomains: false,
-    allowSubdomains: false,
-    allowGlobDomains: false,
-    allowWildcardCertificates: true,
-    allowAnyName: true,
-    allowTokenDisplayname: false,
-    enforceHostnames: false,
-    allowIpSans: true,
-    allowedUriSans: ['*'],
-    allowedUriSansTemplate: false,
-    allowedOtherSans: ['*'],
-    allowedSerialNumbers: ['*'],
-    allowedUserIds: ['*'],
-    serverFlag: false,
-    clientFlag: false,
-    codeSigningFlag: false,
-    emailProtectionFlag: false,
-    keyType: 'any',
-    keyBits: 0,
-    signatureBits: 0,
-    usePss: false,
-    keyUsage: [],
-    extKeyUsage: [],
-    extKeyUsageOids: [],
-    useCsrCommonName: false,
-    useCsrSans: false,
     ou: f.get<string[]>('ou'),
     organization: f.get<string[]>('organization'),
     country: f.get<string[]>('country'),
@@ -111,15 +78,7 @@ export function caRole(f: FieldData): RoleEntry {
     province: f.get<string[]>('province'),
     streetAddress: f.get<string[]>('street_address'),
     postalCode: f.get<string[]>('postal_code'),
-    generateLease: false,
-    noStore: false,
-    requireCn: false,
-    cnValidations: ['disabled'],
-    policyIdentifiers: [],
-    basicConstraintsValidForNonCa: false,
-    issuerRef: 'default',
-    maxPathLength: null,
-  };
+  });
 }
 
 /** Subject and SANs of a CA request; with `csr`, a blank common_name takes the CSR's. */
@@ -149,23 +108,8 @@ export function caNames(f: FieldData, csr: ParsedCsr | null = null): LeafNames {
  */
 export function requestedValidity(req: LogicalRequest, f: FieldData, warnings: string[]): { notBefore: Date; notAfter: Date } {
   const now = Date.now();
-  let ttl = f.get<number>('ttl');
-  const notAfterText = f.get<string>('not_after');
-  if (ttl > 0 && notAfterText !== '') throw badRequest('Either ttl or not_after should be provided. Both should not be provided in the same request.');
-  if (ttl === 0) ttl = req.mountConfig.defaultLeaseTTL;
-  const max = req.mountConfig.maxLeaseTTL;
-  if (max > 0 && ttl > max) {
-    warnings.push(`TTL "${formatGoDuration(ttl)}" is longer than permitted maxTTL "${formatGoDuration(max)}", so maxTTL is being used`);
-    ttl = max;
-  }
-  let notAfter: Date;
-  if (notAfterText !== '') {
-    const parsed = parseNotAfter(notAfterText);
-    if (!parsed) throw badRequest(`parsing time ${JSON.stringify(notAfterText)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(notAfterText)} as "2006"`);
-    notAfter = parsed;
-  } else {
-    notAfter = new Date(now + ttl * 1000);
-  }
+  const { defaultLeaseTTL, maxLeaseTTL } = req.mountConfig;
+  const notAfter = notAfterFrom(f.get<number>('ttl'), defaultLeaseTTL, f.get<string>('not_after'), maxLeaseTTL, now, warnings);
   const notBefore = new Date(now - f.get<number>('not_before_duration') * 1000);
   if (notAfter.getTime() < notBefore.getTime()) throw badRequest('notAfter before notBefore');
   return { notBefore, notAfter };

@@ -7,13 +7,12 @@ import type { ParsedCsr } from '../../crypto/pki/csr';
 import { generateKey, publicKeyInfo, subjectKeyId, type PkiKey } from '../../crypto/pki/keys';
 import { randomSerial } from '../../crypto/pki/serial';
 import type { LogicalRequest, LogicalResponse, MountConfigView } from '../../framework/backend';
-import { formatGoDuration } from '../../framework/duration';
 import { badRequest, CofferError } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { applyNotAfterBehavior, checkFormat, issuedData, issuerSigner, signingIssuer, storeIssued, type IssuedCert, type SigningIssuer } from './authority';
 import type { NameContext } from './name-policy';
 import { leafNames, type LeafNameRequest } from './request-policy';
-import { parseNotAfter, type RoleEntry } from './role';
+import { notAfterFrom, type RoleEntry } from './role';
 import { loadCert } from './store';
 
 /** Request fields every issue/sign path takes (Vault's addNonCACommonFields). */
@@ -116,24 +115,10 @@ export function leafNotAfter(
   now: number,
 ): { notAfter: Date; warnings: string[] } {
   const warnings: string[] = [];
-  let ttl = request.ttl;
   const fixed = role.notAfter !== '' ? role.notAfter : request.notAfter;
-  if (ttl > 0 && fixed !== '') throw badRequest('Either ttl or not_after should be provided. Both should not be provided in the same request.');
-  if (ttl === 0 && role.ttl > 0) ttl = role.ttl;
+  const fallbackTtl = role.ttl > 0 ? role.ttl : mount.defaultLeaseTTL;
   const maxTtl = role.maxTtl > 0 ? role.maxTtl : mount.maxLeaseTTL;
-  if (ttl === 0) ttl = mount.defaultLeaseTTL;
-  if (ttl > maxTtl) {
-    warnings.push(`TTL "${formatGoDuration(ttl)}" is longer than permitted maxTTL "${formatGoDuration(maxTtl)}", so maxTTL is being used`);
-    ttl = maxTtl;
-  }
-  let notAfter: Date;
-  if (fixed !== '') {
-    const parsed = parseNotAfter(fixed);
-    if (!parsed) throw badRequest(`parsing time ${JSON.stringify(fixed)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(fixed)} as "2006"`);
-    notAfter = parsed;
-  } else {
-    notAfter = new Date(now + ttl * 1000);
-  }
+  let notAfter = notAfterFrom(request.ttl, fallbackTtl, fixed, maxTtl, now, warnings);
   notAfter = applyNotAfterBehavior(issuer, notAfter);
   if (notAfter.getTime() < now - role.notBeforeDuration * 1000) throw badRequest('notAfter before notBefore');
   return { notAfter, warnings };

@@ -2,6 +2,7 @@
 // (POST: every omitted field takes its default; PATCH: omitted fields keep their value) becomes a
 // record, the validation Vault runs on every write, and the read shape (reference §1.14).
 
+import { formatGoDuration } from '../../framework/duration';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
@@ -347,4 +348,89 @@ export function roleView(role: RoleEntry): Record<string, unknown> {
   if (role.generateLease !== null) out.generate_lease = role.generateLease;
   if (role.maxPathLength !== null) out.max_path_length = role.maxPathLength;
   return out;
+}
+
+/**
+ * The implicit role of requests no configured role governs (CA generation, sign-intermediate,
+ * sign-verbatim): any name, IPs and other SANs, no hostname rules, CN checks off, no usages or
+ * subject fields of its own. Callers override what their request decides.
+ */
+export function permissiveRole(overrides: Partial<RoleEntry>): RoleEntry {
+  return {
+    ttl: 0,
+    maxTtl: 0,
+    notBeforeDuration: 0,
+    notAfter: '',
+    allowLocalhost: true,
+    allowedDomains: [],
+    allowedDomainsTemplate: false,
+    allowBareDomains: false,
+    allowSubdomains: false,
+    allowGlobDomains: false,
+    allowWildcardCertificates: true,
+    allowAnyName: true,
+    allowTokenDisplayname: false,
+    enforceHostnames: false,
+    allowIpSans: true,
+    allowedUriSans: ['*'],
+    allowedUriSansTemplate: false,
+    allowedOtherSans: ['*'],
+    allowedSerialNumbers: ['*'],
+    allowedUserIds: ['*'],
+    serverFlag: false,
+    clientFlag: false,
+    codeSigningFlag: false,
+    emailProtectionFlag: false,
+    keyType: 'any',
+    keyBits: 0,
+    signatureBits: 0,
+    usePss: false,
+    keyUsage: [],
+    extKeyUsage: [],
+    extKeyUsageOids: [],
+    useCsrCommonName: false,
+    useCsrSans: false,
+    ou: [],
+    organization: [],
+    country: [],
+    locality: [],
+    province: [],
+    streetAddress: [],
+    postalCode: [],
+    generateLease: false,
+    noStore: false,
+    requireCn: false,
+    cnValidations: ['disabled'],
+    policyIdentifiers: [],
+    basicConstraintsValidForNonCa: false,
+    issuerRef: 'default',
+    maxPathLength: null,
+    ...overrides,
+  };
+}
+
+/**
+ * A certificate's NotAfter from an absolute not_after or a ttl, never both: the request's ttl, else
+ * `fallbackTtl`, clamped to `maxTtl` with Vault's warning.
+ */
+export function notAfterFrom(
+  requestTtl: number,
+  fallbackTtl: number,
+  notAfterText: string,
+  maxTtl: number,
+  now: number,
+  warnings: string[],
+): Date {
+  if (requestTtl > 0 && notAfterText !== '') throw badRequest('Either ttl or not_after should be provided. Both should not be provided in the same request.');
+  if (notAfterText !== '') {
+    const parsed = parseNotAfter(notAfterText);
+    if (!parsed) throw badRequest(`parsing time ${JSON.stringify(notAfterText)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(notAfterText)} as "2006"`);
+    return parsed;
+  }
+  let ttl = requestTtl > 0 ? requestTtl : fallbackTtl;
+  if (maxTtl > 0 && ttl > maxTtl) {
+    warnings.push(`TTL "${formatGoDuration(ttl)}" is longer than permitted maxTTL "${formatGoDuration(maxTtl)}", so maxTTL is being used`);
+    ttl = maxTtl;
+  }
+  return new Date(now + ttl * 1000);
 }

@@ -9,37 +9,14 @@ import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { checkFormat } from './authority';
 import { namedRole } from './issue';
 import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS } from './leaf';
-import { DEFAULT_KEY_USAGE, isOid, type RoleEntry } from './role';
+import { DEFAULT_KEY_USAGE, isOid, permissiveRole, type RoleEntry } from './role';
 
 /** The implicit role: any name, any key, CSR values, `*` for other SANs, serials, URIs, user ids. */
 export function verbatimRole(f: FieldData, role: RoleEntry | null): RoleEntry {
-  return {
+  return permissiveRole({
     ttl: role && role.ttl > 0 ? role.ttl : 0,
     maxTtl: role && role.maxTtl > 0 ? role.maxTtl : 0,
     notBeforeDuration: role && role.notBeforeDuration > 0 ? role.notBeforeDuration : 0,
-    notAfter: '',
-    allowLocalhost: true,
-    allowedDomains: [],
-    allowedDomainsTemplate: false,
-    allowBareDomains: false,
-    allowSubdomains: false,
-    allowGlobDomains: false,
-    allowWildcardCertificates: true,
-    allowAnyName: true,
-    allowTokenDisplayname: false,
-    enforceHostnames: false,
-    allowIpSans: true,
-    allowedUriSans: ['*'],
-    allowedUriSansTemplate: false,
-    allowedOtherSans: ['*'],
-    allowedSerialNumbers: ['*'],
-    allowedUserIds: ['*'],
-    serverFlag: false,
-    clientFlag: false,
-    codeSigningFlag: false,
-    emailProtectionFlag: false,
-    keyType: 'any',
-    keyBits: 0,
     signatureBits: f.get<number>('signature_bits'),
     usePss: f.get<boolean>('use_pss'),
     keyUsage: f.get<string[]>('key_usage'),
@@ -48,22 +25,10 @@ export function verbatimRole(f: FieldData, role: RoleEntry | null): RoleEntry {
     extKeyUsageOids: f.get<string[]>('ext_key_usage_oids').filter(isOid),
     useCsrCommonName: true,
     useCsrSans: true,
-    ou: [],
-    organization: [],
-    country: [],
-    locality: [],
-    province: [],
-    streetAddress: [],
-    postalCode: [],
     generateLease: role?.generateLease ?? false,
     noStore: role?.noStore ?? false,
-    requireCn: false,
-    cnValidations: ['disabled'],
-    policyIdentifiers: [],
-    basicConstraintsValidForNonCa: false,
     issuerRef: role?.issuerRef || 'default',
-    maxPathLength: null,
-  };
+  });
 }
 
 async function signVerbatim(req: LogicalRequest, f: FieldData) {
