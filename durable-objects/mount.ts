@@ -25,7 +25,7 @@ import { LoginIdentityCache } from '../src/core/login-identity-cache';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
 import { maxEntrySize, tokenShardCount } from '../src/env';
-import { matchesSpecialPath, type AuthContext, type Backend, type LogicalResponse, type RenewLimits } from '../src/framework/backend';
+import { matchesSpecialPath, type AuthContext, type Backend, type EntityView, type LogicalResponse, type RenewLimits } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
 import { backendType } from '../src/registry';
@@ -63,6 +63,8 @@ export class MountObject extends DurableObject<Env> {
   private readonly writes = new Mutex();
   private readonly validator: TokenValidator;
   private readonly acls: AclCache;
+  /** Entity views (shared with the ACL cache, cleared with it on identity changes). */
+  private readonly entityViews: IdentityCache;
   private readonly identity: IdentityClient;
   /** Entities behind this auth mount's recent logins (cleared with the ACLs on identity changes). */
   private readonly loginIdentities: LoginIdentityCache;
@@ -86,7 +88,8 @@ export class MountObject extends DurableObject<Env> {
       leaseAccessor: async (accessor) => this.shardOf(accessor).leaseAccessor(accessor, await holder()),
     });
     this.identity = new IdentityClient(env, { self: async () => ((await this.loadEntry())?.type === 'identity' ? this : null) });
-    this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: new IdentityCache(this.identity.views) });
+    this.entityViews = new IdentityCache(this.identity.views);
+    this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: this.entityViews });
     this.loginIdentities = new LoginIdentityCache((input) => this.identity.login(input));
     this.audit = remoteAuditBroker(env);
   }
@@ -433,6 +436,12 @@ export class MountObject extends DurableObject<Env> {
    * (older clients still do). Audited like any request, before the token's single use is spent.
    * Null when the token is not a live wrapping token: the read then goes on as a normal one.
    */
+  /** A token's entity for LogicalRequest.entity (engines' identity templates). */
+  private async entityView(entityId: string): Promise<EntityView | null> {
+    const e = (await this.entityViews.viewOf(entityId))?.context.entity;
+    return e ? { id: e.id, name: e.name, aliases: e.aliases.map((a) => ({ mountAccessor: a.mountAccessor, name: a.name })) } : null;
+  }
+
   private async legacyUnwrap(wire: WireRequest, token: string, trail: AuditTrail): Promise<LogicalResponse | null> {
     const shard = this.shardOf(token);
     const auth = await shard.wrappingAuth(token);
@@ -500,6 +509,7 @@ export class MountObject extends DurableObject<Env> {
           wrap: wrapHook(wrapStore(this.env)),
           audit: trail?.hooks,
           wakeAt,
+          entity: auth?.entityId ? () => this.entityView(auth.entityId) : undefined,
         });
       };
       const relPath = relativePath(wire.path, prefix);

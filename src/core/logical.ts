@@ -6,6 +6,7 @@ import {
   matchesSpecialPath,
   type AuthContext,
   type Backend,
+  type EntityView,
   type LogicalRequest,
   type LogicalResponse,
   type MountConfigView,
@@ -122,6 +123,8 @@ export interface DispatchHooks {
   };
   /** Becomes LogicalRequest.wakeAt: the backend asks for its periodic work to run then. */
   wakeAt?: (at: number) => void;
+  /** Becomes LogicalRequest.entity. */
+  entity?: () => Promise<EntityView | null>;
 }
 
 /** Vault wraps responses that carry something; empty (204) answers and raw errors are not wrapped. */
@@ -165,6 +168,7 @@ export async function dispatch(
     rawBody: wire.rawBody,
     wrapTTL: wire.wrapTTL,
     wakeAt: hooks.wakeAt,
+    entity: hooks.entity,
   };
   const fields = new FieldData(def.fields ?? {}, data);
   // Field errors are reported after authorisation, so callers without access learn nothing.

@@ -29,6 +29,13 @@ export interface AuthContext {
   identityPolicies?: string[];
 }
 
+/** A token's entity as engines see it: what ACL-style templates in their settings may name. */
+export interface EntityView {
+  id: string;
+  name: string;
+  aliases: { mountAccessor: string; name: string }[];
+}
+
 /** Effective TTL settings of the mount that serves the request (seconds). */
 export interface MountConfigView {
   defaultLeaseTTL: number;
@@ -56,6 +63,11 @@ export interface LogicalRequest {
   clientToken?: string;
   /** The body as bytes, for the content types that are not parameters (application/ocsp-request). */
   rawBody?: Uint8Array;
+  /**
+   * The calling token's entity (null: it has none), fetched on demand from the identity store
+   * (PKI role templates). Absent where the host has no identity store.
+   */
+  entity?: () => Promise<EntityView | null>;
   /** The caller holds root or sudo on this path (handler-level sudo checks, e.g. token creation). */
   sudo?: boolean;
   /** Requested response-wrapping TTL in seconds (0 = not wrapped). */

@@ -1,6 +1,7 @@
 // Names tied to the caller through the Worker: allow_token_displayname (the token's display name)
-// and allowed_domains_template / allowed_uri_sans_template ({{identity.entity.id}}) with tokens
-// bound to entities, and tokens without an entity, for which templated entries match nothing.
+// and allowed_domains_template / allowed_uri_sans_template ({{identity.entity.id}}, the entity's
+// name and its aliases' names) with tokens bound to entities, and tokens without an entity, for
+// which templated entries match nothing.
 import { beforeAll, describe, expect, it } from 'vitest';
 import * as x509 from '../../src/crypto/pki/x509';
 import { api, caller, initCluster, type Cluster } from '../helpers/api';
@@ -60,6 +61,29 @@ describe('templated allowed_domains and allowed_uri_sans', () => {
     const foreignUri = await issue(bob, 'per-entity', { common_name: `${bob.entityId}.users.example.com`, uri_sans: `spiffe://corp/${alice.entityId}/svc` });
     expect(foreignUri.status).toBe(400);
     expect(foreignUri.body.errors).toEqual(['URI Subject Alternative Names were provided via the API which are not valid for this role']);
+  });
+
+  it("fills the entity's name and its alias names from the identity store", async () => {
+    const tokenAccessor = (await ok('GET', 'sys/auth')).body.data['token/'].accessor;
+    // Generated entity names (entity_…) are no host names; give alice's entity one.
+    await ok('POST', `identity/entity/id/${alice.entityId}`, { name: 'alice-ent' });
+    const aliceName = (await ok('GET', `identity/entity/id/${alice.entityId}`)).body.data.name;
+    expect(aliceName).toBe('alice-ent');
+    await ok('POST', 'pki/roles/per-name', {
+      allowed_domains: `{{identity.entity.name}}.names.example.com,{{identity.entity.aliases.${tokenAccessor}.name}}.people.example.com`,
+      allowed_domains_template: true,
+      allow_bare_domains: true,
+    });
+    expect((await issue(alice, 'per-name', { common_name: 'alice.people.example.com' })).status).toBe(200);
+    expect((await issue(alice, 'per-name', { common_name: `${aliceName}.names.example.com` })).status).toBe(200);
+    const foreign = await issue(bob, 'per-name', { common_name: 'alice.people.example.com' });
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.errors).toEqual(['common name alice.people.example.com not allowed by this role']);
+    expect((await issue(bob, 'per-name', { common_name: 'bob.people.example.com' })).status).toBe(200);
+    // A renamed entity is seen at once (identity changes clear the mount's entity views).
+    await ok('POST', `identity/entity/id/${alice.entityId}`, { name: 'alice-renamed' });
+    expect((await issue(alice, 'per-name', { common_name: 'alice-renamed.names.example.com' })).status).toBe(200);
+    expect((await issue(alice, 'per-name', { common_name: `${aliceName}.names.example.com` })).status).toBe(400);
   });
 
   it('matches nothing for a token without an entity (the template is not taken literally)', async () => {

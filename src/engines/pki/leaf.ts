@@ -85,9 +85,20 @@ export function nameRequest(f: FieldData): LeafNameRequest {
 }
 
 /** The caller as the name rules see it: token display name, entity for templates. */
-export function nameContext(req: LogicalRequest): NameContext {
+export async function nameContext(req: LogicalRequest, role: RoleEntry): Promise<NameContext> {
   const auth = req.auth;
-  return { displayName: auth?.displayName ?? '', identity: auth && auth.entityId ? { entityId: auth.entityId } : null };
+  const displayName = auth?.displayName ?? '';
+  if (!auth?.entityId) return { displayName, identity: null };
+  // The entity's name and aliases are fetched only for roles whose templates may need them.
+  const entity = role.allowedDomainsTemplate || role.allowedUriSansTemplate ? await req.entity?.() : null;
+  return {
+    displayName,
+    identity: {
+      entityId: auth.entityId,
+      entityName: entity?.name,
+      aliasNames: entity ? Object.fromEntries(entity.aliases.map((a) => [a.mountAccessor, a.name])) : undefined,
+    },
+  };
 }
 
 /** The issuer, with Vault's wrapping of "no such issuer" style refusals. */
@@ -183,7 +194,7 @@ export async function issueLeaf(
   const format = checkFormat(f.get<string>('format'));
   const now = Date.now();
   const csr = source.kind === 'issue' ? null : source.csr;
-  const names = leafNames(role, nameRequest(f), csr, nameContext(req));
+  const names = leafNames(role, nameRequest(f), csr, await nameContext(req, role));
   const { notAfter, warnings } = leafNotAfter(role, { ttl: f.get<number>('ttl'), notAfter: f.get<string>('not_after') }, req.mountConfig, issuer, now);
 
   const key = source.kind === 'issue' ? await generateKey(source.keyType, source.keyBits) : null;
