@@ -103,13 +103,12 @@ async function alarmUntil(mount: string, state: string): Promise<Record<string, 
   throw new Error(`tidy on ${mount} never reached ${state}`);
 }
 
-let main: { id: string; pem: string };
 const short: Record<string, string> = {};
 const long: Record<string, string> = {};
 
 beforeAll(async () => {
   c = await initCluster();
-  main = await mountCa('pki');
+  await mountCa('pki');
   await mountCa('auto');
   // Certificates that expire in a few seconds; the one revoked is revoked while still valid.
   short.plain = await issue('pki', 'short');
