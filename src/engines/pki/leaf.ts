@@ -201,7 +201,9 @@ export async function issueLeaf(
   const spki = key ? key.spki : (csr as ParsedCsr).spki;
   const backdate = role.notBeforeDuration > 0 ? role.notBeforeDuration : 30;
   const template: CertTemplate = {
-    serial: await freshSerial(req),
+    // A stored certificate never reuses a stored serial; an unstored one leaves nothing to collide
+    // with, and 159 random bits make meeting a stored serial beyond improbable.
+    serial: role.noStore ? randomSerial() : await freshSerial(req),
     subject: names.subject,
     sans: names.sans,
     notBefore: new Date(now - backdate * 1000),
