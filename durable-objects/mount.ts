@@ -431,17 +431,17 @@ export class MountObject extends DurableObject<Env> {
 
   // ---- requests ----
 
-  /**
-   * Vault's pre-sys/wrapping unwrap: reading cubbyhole/response with the wrapping token itself
-   * (older clients still do). Audited like any request, before the token's single use is spent.
-   * Null when the token is not a live wrapping token: the read then goes on as a normal one.
-   */
   /** A token's entity for LogicalRequest.entity (engines' identity templates). */
   private async entityView(entityId: string): Promise<EntityView | null> {
     const e = (await this.entityViews.viewOf(entityId))?.context.entity;
     return e ? { id: e.id, name: e.name, aliases: e.aliases.map((a) => ({ mountAccessor: a.mountAccessor, name: a.name })) } : null;
   }
 
+  /**
+   * Vault's pre-sys/wrapping unwrap: reading cubbyhole/response with the wrapping token itself
+   * (older clients still do). Audited like any request, before the token's single use is spent.
+   * Null when the token is not a live wrapping token: the read then goes on as a normal one.
+   */
   private async legacyUnwrap(wire: WireRequest, token: string, trail: AuditTrail): Promise<LogicalResponse | null> {
     const shard = this.shardOf(token);
     const auth = await shard.wrappingAuth(token);
