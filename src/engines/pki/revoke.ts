@@ -36,14 +36,14 @@ interface Target {
   issuerId: string;
 }
 
+/** How long a stale CRL may wait for the mount's periodic run (reads never see it stale). */
+export const STALE_CRL_REBUILD_DELAY_MS = 5_000;
+
 /**
  * Revokes a certificate this mount knows (Vault's revokeCert). Idempotent: a revoked serial answers
  * with its stored revocation. `fromLease` is a lease's revocation (no CA certificates, no errors
  * for vanished ones).
  */
-/** How long a stale CRL may wait for the mount's periodic run (reads never see it stale). */
-export const STALE_CRL_REBUILD_DELAY_MS = 5_000;
-
 export async function revokeCertificate(storage: Storage, t: Target, now: number, wakeAt?: (at: number) => void): Promise<LogicalResponse> {
   const issuers = parsedIssuers(await loadAllIssuers(storage));
   // Issuers are revoked through issuer/:ref/revoke, never by serial.
