@@ -493,10 +493,20 @@ export class MountObject extends DurableObject<Env> {
       // The earliest time the request asked the backend's periodic work to run at.
       let wake: number | null = null;
       const wakeAt = hosted.backend.periodic ? (at: number) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined;
+      const relPath = relativePath(wire.path, prefix);
+      // Requests that declare they never write run beside the mount's writes instead of in turn:
+      // reads (unless listed in writingReadPaths) and the backend's storage-free writes.
+      const readOnly =
+        ((wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
+        (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
       const run = () => {
         const tx = this.barrier.transaction();
         return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, {
           beforeCommit: async (response) => {
+            // A write outside the mount's order could be lost to a concurrent one: refuse it loudly.
+            if (readOnly && (tx.dirty || response.secret)) {
+              throw new Error(`${backend.type} ${wire.operation} of ${relPath} wrote to storage; its path belongs in writingReadPaths`);
+            }
             if (response.login) await this.issueLogin(response, entry, context, wire.path);
             if (!response.secret) return;
             // The lease is written in the same transaction as whatever the handler wrote.
@@ -512,12 +522,6 @@ export class MountObject extends DurableObject<Env> {
           entity: auth?.entityId ? () => this.entityView(auth.entityId) : undefined,
         });
       };
-      const relPath = relativePath(wire.path, prefix);
-      const readOnly =
-        ((wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') &&
-          !backend.secretTypes &&
-          !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
-        (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
       try {
         const response = readOnly ? await run() : await this.writes.run(() => this.thenAnnounce(entry, run));
         return { kind: 'ok', response };

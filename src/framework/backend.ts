@@ -225,8 +225,9 @@ export interface Backend {
   /** Mount-relative paths (Vault globs) that need sudo in addition to the operation's capability. */
   sudoPaths?: string[];
   /**
-   * Mount-relative paths (Vault globs) whose reads may write (transit: the wrapping key made on
-   * first read, backup recording backup_info). The host serialises them with the writes.
+   * Mount-relative paths (Vault globs) whose reads may write or issue leases (transit: the wrapping
+   * key made on first read, backup recording backup_info; dynamic credentials). The host
+   * serialises them with the writes; any other read that writes fails.
    */
   writingReadPaths?: string[];
   /**

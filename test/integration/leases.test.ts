@@ -24,6 +24,15 @@ beforeAll(async () => {
   expect((await root('POST', 'sys/mounts/creds', { type: 'coffer-test-leases' })).status).toBe(204);
 });
 
+describe('reads that write', () => {
+  it('are served in the mount\'s order when declared (issuing a credential), and refused when not', async () => {
+    expect((await issue('declared')).lease_id).toMatch(/^creds\/creds\/declared\//);
+    const r = await root('GET', 'creds/undeclared-write');
+    expect(r.status).toBe(500);
+    expect(r.body.errors).toEqual(['coffer-test-leases read of undeclared-write wrote to storage; its path belongs in writingReadPaths']);
+  });
+});
+
 describe('issuing and looking up', () => {
   it('answers a leased secret with its lease id, duration and renewability', async () => {
     const s = await issue('alice');

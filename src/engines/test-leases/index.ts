@@ -29,6 +29,8 @@ export function testLeasesBackend(): Backend {
   return {
     type: 'coffer-test-leases',
     secretTypes: { creds },
+    // Reading a credential issues it (and its lease), as AWS creds reads do.
+    writingReadPaths: ['creds/*'],
     paths: [
       {
         pattern: 'creds/(?<name>[\\w-]+)',
@@ -57,6 +59,17 @@ export function testLeasesBackend(): Backend {
           update: async (req, f) => {
             await putJSON(req.storage, 'config', { fail_revokes: f.get('fail_revokes') });
             return null;
+          },
+        },
+      },
+      {
+        // Deliberately undeclared in writingReadPaths: the host must refuse the write.
+        pattern: 'undeclared-write',
+        summary: 'A read that writes without saying so (tests the host guard).',
+        operations: {
+          read: async (req) => {
+            await putJSON(req.storage, 'undeclared', true);
+            return { data: { wrote: true } };
           },
         },
       },
