@@ -57,3 +57,6 @@ export function concatBytes(...parts: Uint8Array[]): Uint8Array {
   }
   return out;
 }
+
+/** Byte equality of public data (secrets: constantTimeEqual in timing.ts). */
+export const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);

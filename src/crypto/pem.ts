@@ -14,18 +14,23 @@ export interface PemBlock {
   der: Uint8Array;
 }
 
-/** The PEM blocks of a text, in order (only those labelled `label`, when given). */
-export function pemBlocks(text: string, label?: string): PemBlock[] {
-  const out: PemBlock[] = [];
+/** Each BEGIN/END block of a text, in order, with where it ends; `der` is null when its body is not base64. */
+export function* pemMatches(text: string): Generator<{ label: string; der: Uint8Array | null; end: number }> {
   for (const m of text.matchAll(/-----BEGIN ([^\n-]*)-----\r?\n([\s\S]*?)-----END \1-----/g)) {
-    if (label !== undefined && m[1] !== label) continue;
     const body = m[2]
       .split(/\r?\n/)
       .filter((line) => !line.includes(':'))
       .join('')
       .replace(/\s+/g, '');
-    const der = fromBase64(body);
-    if (der) out.push({ label: m[1], der });
+    yield { label: m[1], der: fromBase64(body), end: m.index + m[0].length };
+  }
+}
+
+/** The PEM blocks of a text, in order (only those labelled `label`, when given). */
+export function pemBlocks(text: string, label?: string): PemBlock[] {
+  const out: PemBlock[] = [];
+  for (const b of pemMatches(text)) {
+    if (b.der && (label === undefined || b.label === label)) out.push({ label: b.label, der: b.der });
   }
   return out;
 }

@@ -52,7 +52,7 @@ import {
 } from '@peculiar/asn1-x509';
 import { RsaSaPssParams, id_RSASSA_PSS } from '@peculiar/asn1-rsa';
 import { badRequest } from '../../framework/errors';
-import { toHex } from '../encoding';
+import { bytesEqual, toHex } from '../encoding';
 import { pemBlocks, toPem } from '../pem';
 import { subjectKeyId, verifySignature, type Signer } from './keys';
 import { EncodedSequence, encodedSequenceOf, joinChunks, signedDer } from './encoded-sequence';
@@ -663,7 +663,6 @@ export function parseCertificates(pemBundle: string): ParsedCert[] {
   return pemBlocks(pemBundle, 'CERTIFICATE').map((b) => parseCertificate(b.der));
 }
 
-const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Whether `child` carries a valid signature by the key `issuerSpki`. */
 export async function verifySignedBy(child: ParsedCert, issuerSpki: Uint8Array): Promise<boolean> {

@@ -18,7 +18,7 @@ import {
 } from '@peculiar/asn1-ecc';
 import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { badRequest } from '../../framework/errors';
-import { toBase64 } from '../encoding';
+import { bytesEqual, toBase64 } from '../encoding';
 import { readTlv } from './encoded-sequence';
 import { pemBlocks, toPem } from '../pem';
 import { AsnEcSignatureFormatter, cryptoProvider } from './x509';
@@ -329,7 +329,6 @@ const stripZeros = (b: Uint8Array): Uint8Array => {
   while (i < b.length - 1 && b[i] === 0) i++;
   return b.subarray(i);
 };
-const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Whether the private key's public half is this public key (compared by value, not encoding). */
 export function sameKey(key: PkiKey, spki: Uint8Array): boolean {

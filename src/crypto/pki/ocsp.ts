@@ -3,6 +3,7 @@
 // no certificates embedded). Request parsing follows Go's ocsp.ParseRequest: unknown hash
 // algorithms, an empty request list or trailing bytes make the request malformed.
 
+import { bytesEqual } from '../encoding';
 import * as asn1js from 'asn1js';
 import { AsnConvert, AsnParser, OctetString } from '@peculiar/asn1-schema';
 import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
@@ -94,7 +95,6 @@ async function digest(hashOid: string, data: Uint8Array): Promise<Uint8Array> {
 const publicKeyBits = (spki: Uint8Array): Uint8Array =>
   new Uint8Array(AsnConvert.parse(spki, SubjectPublicKeyInfo).subjectPublicKey);
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** Whether the CertID names this issuer: its subject Name DER and public key, hashed as the request says. */
 export async function certIdMatches(id: OcspCertId, issuerSubjectDer: Uint8Array, issuerSpki: Uint8Array): Promise<boolean> {
@@ -103,7 +103,7 @@ export async function certIdMatches(id: OcspCertId, issuerSubjectDer: Uint8Array
     digest(id.hashAlgorithm, issuerSubjectDer),
     digest(id.hashAlgorithm, publicKeyBits(issuerSpki)),
   ]);
-  return sameBytes(nameHash, id.issuerNameHash) && sameBytes(keyHash, id.issuerKeyHash);
+  return bytesEqual(nameHash, id.issuerNameHash) && bytesEqual(keyHash, id.issuerKeyHash);
 }
 
 /** SHA-1 of the issuer's public key bits: the ResponderID byKey value. */

@@ -3,11 +3,9 @@
 // each followed by its own chain. Roots come before cross-signed parents so a straight chain ends
 // at a trust anchor first. A non-empty manual_chain is used as given (deleted entries skipped).
 
+import { bytesEqual } from '../../crypto/encoding';
 import { parseCertificate, verifySignedBy, type ParsedCert } from '../../crypto/pki/certificate';
-import type { Storage } from '../../framework/storage';
-import { loadAllIssuers, type IssuerEntry } from './store';
-
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+import type { IssuerEntry } from './store';
 
 /** Parses each issuer certificate once per chain build. */
 class Graph {
@@ -48,7 +46,7 @@ class Graph {
     for (const p of this.all) {
       if (p.id === e.id) continue;
       const pc = this.cert(p);
-      if (!sameBytes(pc.subjectDer, child.issuerDer)) continue;
+      if (!bytesEqual(pc.subjectDer, child.issuerDer)) continue;
       if (await verifySignedBy(child, pc.spki)) found.push(p);
     }
     // Roots first (they end a chain), then a stable order by id (as Vault sorts, descending).
@@ -90,9 +88,4 @@ export async function buildChain(all: IssuerEntry[], issuer: IssuerEntry): Promi
   const out = [issuer];
   await walk(g, issuer, out, new Set([issuer.id]));
   return out;
-}
-
-/** The chain as trimmed PEMs (ca_chain of issuer reads and CA fetches). */
-export async function issuerChainPems(storage: Storage, issuer: IssuerEntry): Promise<string[]> {
-  return (await buildChain(await loadAllIssuers(storage), issuer)).map((e) => e.certificate.trim());
 }

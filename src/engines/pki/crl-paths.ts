@@ -13,8 +13,9 @@ import { DurationError, parseDurationSeconds } from '../../framework/duration';
 import { badRequest, CofferError, notFound } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
 import { signingIssuer, type SigningIssuer } from './authority';
-import { crlIdOf, crlSigner, freshenCrls, readCrl, rotateCrls, rotateDeltaCrls, type CrlKind, type StoredCrlMeta } from './crl-store';
+import { crlIdOf, crlSigner, freshenCrls, readCrl, rebuildWarnings, rotateCrls, rotateDeltaCrls, type CrlKind } from './crl-store';
 import { loadCrlConfig } from './crl-config';
+import { httpDate, notModifiedSince } from './not-modified';
 import { findIssuer, resolveIssuerRef, type IssuerEntry } from './store';
 
 const DER_TYPE = 'application/pkix-crl';
@@ -27,17 +28,6 @@ interface CrlRequest {
   issuerRef: string | null;
   kind: CrlKind;
   form: Form;
-}
-
-const httpDate = (ms: number): string => new Date(ms).toUTCString();
-
-/** A 304 when the CRL was built no later than the client's If-Modified-Since (one-second resolution). */
-function notModified(req: LogicalRequest, meta: StoredCrlMeta, contentType: string): LogicalResponse | null {
-  const since = req.headers['if-modified-since'];
-  if (!since) return null;
-  const sinceMs = Date.parse(since);
-  if (Number.isNaN(sinceMs) || Math.floor(meta.builtAt / 1000) * 1000 > sinceMs) return null;
-  return { raw: { status: 304, body: '', contentType, headers: { 'Last-Modified': httpDate(meta.builtAt) } } };
 }
 
 const emptyRaw = (contentType: string): LogicalResponse => ({ raw: { status: 200, body: '', contentType } });
@@ -71,7 +61,7 @@ async function serveCrl(req: LogicalRequest, r: CrlRequest): Promise<LogicalResp
     if (legacy) throw notFound();
     return { data: { crl: '' } };
   }
-  const unchanged = notModified(req, stored.meta, contentType);
+  const unchanged = notModifiedSince(req, stored.meta.builtAt, contentType);
   if (unchanged) return unchanged;
   const headers = { 'Last-Modified': httpDate(stored.meta.builtAt) };
   // The issuer paths send Go's PEM encoding as is (trailing newline); the legacy ones trim it.
@@ -285,8 +275,8 @@ export function crlPaths(): PathDef[] {
       summary: 'Rebuild the complete CRLs now.',
       operations: {
         read: async (req) => {
-          const warnings = await rotateCrls(req.storage, Date.now());
-          return { data: { success: true }, ...(warnings.length ? { warnings: warnings.map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`) } : {}) };
+          const warnings = rebuildWarnings(await rotateCrls(req.storage, Date.now()));
+          return { data: { success: true }, ...(warnings.length ? { warnings } : {}) };
         },
       },
     },
@@ -296,7 +286,7 @@ export function crlPaths(): PathDef[] {
       operations: {
         read: async (req) => {
           const enabled = (await loadCrlConfig(req.storage)).enableDelta;
-          const warnings = (await rotateDeltaCrls(req.storage, Date.now())).map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);
+          const warnings = rebuildWarnings(await rotateDeltaCrls(req.storage, Date.now()));
           if (!enabled) warnings.push('requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op');
           return { data: { success: true }, ...(warnings.length ? { warnings } : {}) };
         },

@@ -7,11 +7,11 @@
 import { buildCrl, type CrlEntry } from '../../crypto/pki/crl';
 import { signerFor, signerForGoName, subjectKeyId, type Signer } from '../../crypto/pki/keys';
 import { randomUUID } from '../../crypto/random';
-import { concatBytes, fromBase64 } from '../../crypto/encoding';
+import { bytesEqual, concatBytes, fromBase64 } from '../../crypto/encoding';
 import { CofferError } from '../../framework/errors';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { issuerAia, keyFromEntry } from './authority';
-import { parsedIssuers, parseStoredCert, sameBytes, signerOf, type IssuerCert } from './certs';
+import { parsedIssuers, parseStoredCert, signerOf, type IssuerCert } from './certs';
 import { crlDurations, DEFAULT_MAX_CRL_ENTRIES, loadCrlConfig, type CrlConfig } from './crl-config';
 import {
   clearDeltaLog,
@@ -191,7 +191,7 @@ async function placeEntry(storage: Storage, p: Plan, e: RevokedEntry): Promise<C
 
 /** An issuer's own certificate recorded as revoked (issuer/:ref/revoke) is not put on CRLs from here. */
 function isIssuerItself(p: Plan, e: RevokedEntry): boolean {
-  return p.keyed.some((i) => i.cert.serial === e.serial && sameBytes(i.cert.der, fromBase64(e.certificate) ?? new Uint8Array(0)));
+  return p.keyed.some((i) => i.cert.serial === e.serial && bytesEqual(i.cert.der, fromBase64(e.certificate) ?? new Uint8Array(0)));
 }
 
 class EntrySets {
@@ -444,6 +444,9 @@ export async function crlPeriodic(storage: Storage, now: number): Promise<number
 export async function crlIdOf(storage: Storage, issuerId: string): Promise<string> {
   return (await loadCrlState(storage)).issuerCrl[issuerId] ?? '';
 }
+
+/** Rebuild problems as Vault words them in a response's warnings. */
+export const rebuildWarnings = (problems: string[]): string[] => problems.map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);
 
 /** rebuildCrls for a request: any 4xx during the build becomes Vault's "Error during CRL building". */
 export async function rebuildCrlsOrFail(storage: Storage, now: number, force: boolean): Promise<string[]> {

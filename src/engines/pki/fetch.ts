@@ -9,27 +9,17 @@ import { fromBase64 } from '../../crypto/encoding';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
 import { notFound } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
-import { issuerChainPems } from './chain';
+import { caChain } from './authority';
+import { httpDate, notModifiedSince } from './not-modified';
 import { loadRevoked } from './revoked-store';
 import { CERTS_PREFIX, findIssuer, loadCert, resolveIssuerRef, type IssuerEntry } from './store';
 
 const DER_TYPE = 'application/pkix-cert';
 const PEM_TYPE = 'application/pem-certificate-chain';
 
-const httpDate = (ms: number): string => new Date(ms).toUTCString();
-
-/**
- * A 304 when the client's If-Modified-Since is not older than the issuer's last change (compared at
- * the header's one-second resolution), else null.
- */
-function notModified(req: LogicalRequest, issuer: IssuerEntry | null, contentType: string): LogicalResponse | null {
-  const since = req.headers['if-modified-since'];
-  if (!since || !issuer || !issuer.lastModified) return null;
-  const sinceMs = Date.parse(since);
-  if (Number.isNaN(sinceMs)) return null;
-  if (Math.floor(issuer.lastModified / 1000) * 1000 > sinceMs) return null;
-  return { raw: { status: 304, body: '', contentType, headers: { 'Last-Modified': httpDate(issuer.lastModified) } } };
-}
+/** A 304 when the client already has the issuer's current certificate, else null. */
+const notModified = (req: LogicalRequest, issuer: IssuerEntry | null, contentType: string): LogicalResponse | null =>
+  issuer?.lastModified ? notModifiedSince(req, issuer.lastModified, contentType) : null;
 
 function rawCert(issuer: IssuerEntry | null, pem: boolean, body: string | Uint8Array): LogicalResponse {
   const headers: Record<string, string> = issuer?.lastModified ? { 'Last-Modified': httpDate(issuer.lastModified) } : {};
@@ -53,11 +43,11 @@ async function caChainRead(req: LogicalRequest, f: FieldData): Promise<LogicalRe
   const json = f.get<string>('prefix') !== '';
   if (json) {
     const issuer = await resolveIssuerRef(req.storage, 'default');
-    const chain = (await issuerChainPems(req.storage, issuer)).join('\n');
+    const chain = (await caChain(req.storage, issuer)).join('\n');
     return { data: { certificate: chain, ca_chain: chain, revocation_time: 0, revocation_time_rfc3339: '' } };
   }
   const issuer = await findIssuer(req.storage, 'default');
-  const chain = issuer ? (await issuerChainPems(req.storage, issuer)).join('\n') : '';
+  const chain = issuer ? (await caChain(req.storage, issuer)).join('\n') : '';
   return { raw: { status: 200, body: chain, contentType: DER_TYPE } };
 }
 
@@ -106,7 +96,7 @@ async function issuerRead(req: LogicalRequest, f: FieldData): Promise<LogicalRes
   return {
     data: {
       certificate: trimmedPem(issuer),
-      ca_chain: await issuerChainPems(req.storage, issuer),
+      ca_chain: await caChain(req.storage, issuer),
       issuer_id: issuer.id,
       issuer_name: issuer.name,
       revocation_time: issuer.revocationTime,

@@ -19,6 +19,7 @@ import { checkFormat, keyFromEntry, storeIssued, type CertFormat } from './autho
 import { aiaEmpty, NO_AIA_WARNING, setDefaultIssuer, templateAia } from './config-paths';
 import { importIssuer, importKey } from './import';
 import { requestedKeyName } from './keys';
+import { nameRequest } from './leaf';
 import { leafNames, type LeafNames } from './request-policy';
 import { markCrlsStale } from './revoked-store';
 import { notAfterFrom, permissiveRole, type RoleEntry } from './role';
@@ -87,16 +88,7 @@ export function caNames(f: FieldData, csr: ParsedCsr | null = null): LeafNames {
   if (csr && f.get<string>('common_name') === '') role.useCsrCommonName = true;
   return leafNames(
     role,
-    {
-      commonName: f.get<string>('common_name'),
-      altNames: f.has('alt_names') ? f.get<string[]>('alt_names') : null,
-      ipSans: f.get<string[]>('ip_sans'),
-      uriSans: f.get<string[]>('uri_sans'),
-      otherSans: f.get<string[]>('other_sans'),
-      serialNumber: f.get<string>('serial_number'),
-      excludeCnFromSans: f.get<boolean>('exclude_cn_from_sans'),
-      userIds: [],
-    },
+    nameRequest(f, []),
     csr,
     { displayName: '', identity: null },
   );

@@ -7,7 +7,7 @@
 import { parseCertificate, type ParsedCert } from '../../crypto/pki/certificate';
 import { parsePrivateKeyPem, sameKey, type PkiKey } from '../../crypto/pki/keys';
 import { fromBase64, toBase64 } from '../../crypto/encoding';
-import { toPem } from '../../crypto/pem';
+import { pemMatches, toPem } from '../../crypto/pem';
 import { randomUUID } from '../../crypto/random';
 import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
 import { badRequest, CofferError } from '../../framework/errors';
@@ -46,18 +46,11 @@ export interface PemItem {
  */
 export function pemItems(text: string): PemItem[] {
   const out: PemItem[] = [];
-  const re = /-----BEGIN ([^\r\n-]*)-----\r?\n([\s\S]*?)-----END \1-----/g;
   let end = 0;
-  for (const m of text.matchAll(re)) {
-    const body = m[2]
-      .split(/\r?\n/)
-      .filter((line) => !line.includes(':'))
-      .join('')
-      .replace(/\s+/g, '');
-    const der = fromBase64(body);
-    if (!der) break;
-    out.push({ label: m[1], der, pem: toPem(m[1], der) });
-    end = m.index! + m[0].length;
+  for (const b of pemMatches(text)) {
+    if (!b.der) break;
+    out.push({ label: b.label, der: b.der, pem: toPem(b.label, b.der) });
+    end = b.end;
   }
   if (out.length === 0 || text.slice(end).trim() !== '') throw badRequest('provided PEM block contained no data');
   return out;

@@ -7,8 +7,7 @@ import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } fr
 import { badRequest, notFound } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
-import { keyFromEntry } from './authority';
-import { issuerChainPems } from './chain';
+import { caChain, keyFromEntry } from './authority';
 import { AIA_LISTS, aiaEmpty, checkAiaUrls, templatingWarning } from './config-paths';
 import { markCrlsStale } from './revoked-store';
 import { listRoles, loadRole } from './role';
@@ -48,7 +47,7 @@ export async function issuerData(storage: Storage, e: IssuerEntry): Promise<Reco
     issuer_name: e.name,
     key_id: e.keyId,
     certificate: e.certificate,
-    ca_chain: await issuerChainPems(storage, e),
+    ca_chain: await caChain(storage, e),
     manual_chain: e.manualChain && e.manualChain.length > 0 ? e.manualChain : null,
     leaf_not_after_behavior: e.leafNotAfterBehavior,
     usage: ALL_USAGES.filter((u) => u === 'read-only' || e.usage.includes(u)).join(','),

@@ -70,8 +70,8 @@ export function extKeyUsageNames(role: RoleEntry): string[] {
   return canonical(names, EXT_KEY_USAGES);
 }
 
-/** The name fields of an issue/sign request. */
-export function nameRequest(f: FieldData): LeafNameRequest {
+/** The name fields of a request (CA requests pass `userIds` themselves: they take no user_ids field). */
+export function nameRequest(f: FieldData, userIds: string[] = f.get<string[]>('user_ids')): LeafNameRequest {
   return {
     commonName: f.get<string>('common_name'),
     altNames: f.has('alt_names') ? f.get<string[]>('alt_names') : null,
@@ -80,7 +80,7 @@ export function nameRequest(f: FieldData): LeafNameRequest {
     otherSans: f.get<string[]>('other_sans'),
     serialNumber: f.get<string>('serial_number'),
     excludeCnFromSans: f.get<boolean>('exclude_cn_from_sans'),
-    userIds: f.get<string[]>('user_ids'),
+    userIds,
   };
 }
 

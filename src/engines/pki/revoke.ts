@@ -8,15 +8,15 @@ import { parseCertificate, type ParsedCert } from '../../crypto/pki/certificate'
 import { parsePrivateKeyPem, publicKeyInfo, sameKey } from '../../crypto/pki/keys';
 import { normalizeSerial } from '../../crypto/pki/serial';
 import { pemBlocks } from '../../crypto/pem';
-import { fromBase64, toBase64 } from '../../crypto/encoding';
+import { bytesEqual, fromBase64, toBase64 } from '../../crypto/encoding';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef, type SecretType } from '../../framework/backend';
 import { formatRFC3339Nano } from '../../framework/duration';
 import { badRequest, CofferError, notFound } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
-import { parsedIssuers, parseStoredCert, sameBytes, signerOf, signersOf } from './certs';
+import { parsedIssuers, parseStoredCert, signerOf, signersOf } from './certs';
 import { loadCrlConfig } from './crl-config';
-import { rebuildCrlsOrFail } from './crl-store';
+import { rebuildCrlsOrFail, rebuildWarnings } from './crl-store';
 import { issuerResponse } from './issuers';
 import { addToDeltaLog, loadRevoked, markCrlsStale, revokedSerials, saveRevoked, type RevokedEntry } from './revoked-store';
 import { issuersConfig, loadAllIssuers, loadCert, resolveIssuerRef, saveCert, saveIssuer, type CertEntry } from './store';
@@ -108,7 +108,7 @@ async function presentedTarget(storage: Storage, pem: string): Promise<{ target:
   }
   const stored = await loadCert(storage, cert.serial);
   if (stored) {
-    if (!sameBytes(fromBase64(stored.certificate) ?? new Uint8Array(0), cert.der)) {
+    if (!bytesEqual(fromBase64(stored.certificate) ?? new Uint8Array(0), cert.der)) {
       throw badRequest("certificate with same serial but unequal value already present in this cluster's storage; refusing to revoke");
     }
     return { target: { cert, issuerId: stored.issuerId }, store: null };
@@ -186,7 +186,7 @@ async function revokeIssuer(req: LogicalRequest, f: FieldData): Promise<LogicalR
   const ours = all.find((i) => i.entry.id === issuer.id)!;
   // If a parent in this mount issued it, its stored copy is marked revoked like any certificate.
   const stored = await loadCert(req.storage, ours.cert.serial);
-  if (stored && sameBytes(fromBase64(stored.certificate) ?? new Uint8Array(0), ours.cert.der)) {
+  if (stored && bytesEqual(fromBase64(stored.certificate) ?? new Uint8Array(0), ours.cert.der)) {
     await saveRevoked(req.storage, {
       serial: ours.cert.serial,
       certificate: stored.certificate,
@@ -197,7 +197,7 @@ async function revokeIssuer(req: LogicalRequest, f: FieldData): Promise<LogicalR
     });
   }
 
-  const warnings = (await rebuildCrlsOrFail(req.storage, now, true)).map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);
+  const warnings = rebuildWarnings(await rebuildCrlsOrFail(req.storage, now, true));
   const parents = await signersOf(ours.cert, all);
   if (parents.some((p) => p.entry.id === issuer.id)) {
     warnings.push(
