@@ -9,12 +9,13 @@
 // so that ratio is the throughput ratio without the time other processes took from it.
 // BENCH_ROUNDS (default 4) and BENCH_DURATION (seconds per measurement, default 4) set the load.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { ROOT } from '../scripts/miniflare-server.mjs';
+import { startProcess, stopProcess } from './processes.mjs';
 import { SCENARIOS } from './scenarios.mjs';
 
 const name = process.argv[2];
@@ -25,21 +26,6 @@ const scenario = SCENARIOS.find((s) => s.name === name);
 if (!scenario) throw new Error(`no scenario "${name}"; have: ${SCENARIOS.map((s) => s.name).join(', ')}`);
 if (!existsSync(path.join(other, 'scripts/start.mjs'))) throw new Error(`${other} is not a Coffer checkout (git worktree add ../coffer-before <commit>)`);
 if (process.platform !== 'linux') throw new Error('CPU per request is read from /proc: Linux only');
-
-function start(cwd, script, env, ready) {
-  const proc = spawn(process.execPath, [script], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      out += chunk;
-      const m = out.match(ready);
-      if (m) resolve({ proc, url: m[1] });
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`${script} in ${cwd} exited with ${code}:\n${out}`)));
-  });
-}
 
 /** The workerd process below a launcher (Miniflare starts it as a child). */
 function workerdBelow(pid) {
@@ -75,7 +61,7 @@ try {
   const builds = [];
   for (const [label, cwd] of [['this tree', ROOT], [path.basename(other), other]]) {
     const dataDir = path.join(work, String(builds.length));
-    const s = await start(cwd, 'scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_LOG_LEVEL: 'warn' }, /Coffer is listening on (\S+)/);
+    const s = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_LOG_LEVEL: 'warn' }, /Coffer is listening on (\S+)/, cwd);
     procs.push(s.proc);
     const token = JSON.parse(readFileSync(path.join(dataDir, 'init.json'), 'utf8')).root_token;
     const context = scenario.setup ? await scenario.setup(s.url, token) : undefined;
@@ -83,7 +69,7 @@ try {
     await load(opts, 2); // warm-up
     builds.push({ label, opts, pid: workerdBelow(s.proc.pid), ratios: [], cpuRatios: [] });
   }
-  const baseline = await start(ROOT, 'bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
+  const baseline = await startProcess('bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
   procs.push(baseline.proc);
   const baseOpts = { url: `${baseline.url}/do` };
   const basePid = workerdBelow(baseline.proc.pid);
@@ -103,6 +89,6 @@ try {
   }
   for (const b of builds) console.log(`${b.label}: median ratio ${median(b.ratios).toFixed(3)}, median CPU ratio ${median(b.cpuRatios).toFixed(3)}`);
 } finally {
-  await Promise.all(procs.map((p) => (p.exitCode !== null ? null : new Promise((resolve) => p.once('exit', resolve).kill('SIGTERM')))));
+  await Promise.all(procs.map(stopProcess));
   rmSync(work, { recursive: true, force: true });
 }

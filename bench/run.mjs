@@ -5,38 +5,16 @@
 // BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
 // BENCH_ONLY=<text> runs only the scenarios whose name contains it (baselines always run).
 
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { ROOT } from '../scripts/miniflare-server.mjs';
+import { startProcess, stopProcess } from './processes.mjs';
 import { SCENARIOS } from './scenarios.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-
-function startProcess(script, env, ready) {
-  const proc = spawn(process.execPath, [script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      out += chunk;
-      const m = out.match(ready);
-      if (m) resolve({ proc, url: m[1] });
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`${script} exited with ${code}:\n${out}`)));
-  });
-}
-
-const stop = (proc) =>
-  new Promise((resolve) => {
-    if (proc.exitCode !== null) return resolve();
-    proc.once('exit', resolve);
-    proc.kill('SIGTERM');
-  });
 
 function load(opts, duration = DURATION) {
   return new Promise((resolve, reject) => {
@@ -122,7 +100,7 @@ async function main() {
     writeFileSync(path.join(ROOT, 'bench/results/latest.json'), JSON.stringify(out, null, 2) + '\n');
     console.log('\nWrote bench/results/latest.json');
   } finally {
-    await Promise.all(servers.map(stop));
+    await Promise.all(servers.map(stopProcess));
     rmSync(work, { recursive: true, force: true });
   }
 }

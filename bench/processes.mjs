@@ -1,0 +1,27 @@
+// Starting and stopping the servers a benchmark drives (Coffer's launcher, the baselines).
+
+import { spawn } from 'node:child_process';
+import { ROOT } from '../scripts/miniflare-server.mjs';
+
+/** Runs `script` (in `cwd`, default this tree) and resolves once its output matches `ready`, whose first group is the URL. */
+export function startProcess(script, env, ready, cwd = ROOT) {
+  const proc = spawn(process.execPath, [script], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      out += chunk;
+      const m = out.match(ready);
+      if (m) resolve({ proc, url: m[1] });
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`${script} in ${cwd} exited with ${code}:\n${out}`)));
+  });
+}
+
+export const stopProcess = (proc) =>
+  new Promise((resolve) => {
+    if (proc.exitCode !== null) return resolve();
+    proc.once('exit', resolve);
+    proc.kill('SIGTERM');
+  });
