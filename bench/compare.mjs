@@ -5,8 +5,9 @@
 // changes are worth, while two builds measured minutes apart under the same drift can be compared.
 //
 // Besides throughput it reports workerd's CPU time per request (from /proc), read as
-// "baseline CPU per request ÷ scenario CPU per request"; workerd runs every isolate on one thread,
-// so that ratio is the throughput ratio without the time other processes took from it.
+// "baseline CPU per request ÷ scenario CPU per request" (workerd runs every isolate on one thread,
+// so that ratio is the throughput ratio without the time other processes took from it), and the
+// KiB workerd wrote to files per request (SQLite pages: what a Durable Object write costs most).
 // BENCH_ROUNDS (default 4) and BENCH_DURATION (seconds per measurement, default 4) set the load.
 
 import { execFileSync } from 'node:child_process';
@@ -38,6 +39,9 @@ function workerdBelow(pid) {
   return null;
 }
 
+/** Bytes a process has written to files (SQLite's database and WAL, for workerd). */
+const writtenBytes = (pid) => Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);
+
 /** User + system CPU of a process, in ms (/proc reports clock ticks of 10 ms). */
 function cpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -48,9 +52,10 @@ const load = (opts, duration) =>
   new Promise((resolve, reject) => autocannon({ connections: 50, duration, ...opts }, (e, r) => (e ? reject(e) : resolve(r))));
 
 async function measure(opts, pid) {
-  const before = cpuMs(pid);
+  const [cpuBefore, writtenBefore] = [cpuMs(pid), writtenBytes(pid)];
   const r = await load(opts, DURATION);
-  return { rps: r.requests.average, cpuUs: ((cpuMs(pid) - before) * 1000) / Math.max(1, r.requests.total), failed: r.non2xx + r.errors };
+  const n = Math.max(1, r.requests.total);
+  return { rps: r.requests.average, cpuUs: ((cpuMs(pid) - cpuBefore) * 1000) / n, kib: (writtenBytes(pid) - writtenBefore) / 1024 / n, failed: r.non2xx + r.errors };
 }
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -78,12 +83,12 @@ try {
   console.log(`${name}: ${ROUNDS} rounds of ${DURATION} s, 50 connections`);
   for (let round = 0; round < ROUNDS; round++) {
     const base = await measure(baseOpts, basePid);
-    const line = [`baseline ${Math.round(base.rps)} req/s ${Math.round(base.cpuUs)} µs`];
+    const line = [`baseline ${Math.round(base.rps)} req/s ${Math.round(base.cpuUs)} µs ${base.kib.toFixed(1)} KiB`];
     for (const b of round % 2 === 0 ? builds : [...builds].reverse()) {
       const m = await measure(b.opts, b.pid);
       b.ratios.push(m.rps / base.rps);
       b.cpuRatios.push(base.cpuUs / m.cpuUs);
-      line.push(`${b.label}: ${Math.round(m.rps)} req/s ${Math.round(m.cpuUs)} µs → ${(m.rps / base.rps).toFixed(3)} (CPU ${(base.cpuUs / m.cpuUs).toFixed(3)})${m.failed ? `, ${m.failed} failed` : ''}`);
+      line.push(`${b.label}: ${Math.round(m.rps)} req/s ${Math.round(m.cpuUs)} µs ${m.kib.toFixed(1)} KiB → ${(m.rps / base.rps).toFixed(3)} (CPU ${(base.cpuUs / m.cpuUs).toFixed(3)})${m.failed ? `, ${m.failed} failed` : ''}`);
     }
     console.log(line.join(' | '));
   }
