@@ -83,7 +83,11 @@ export function goValue(v: unknown): string {
 
 /** The group alias names from groups_claim (empty strings skipped). */
 export function extractGroups(claims: Claims, groupsClaim: string): string[] {
-  const raw = getClaim(claims, groupsClaim);
+  return groupNames(getClaim(claims, groupsClaim), groupsClaim);
+}
+
+/** Group alias names from the groups claim's value (undefined: the claim is missing). */
+export function groupNames(raw: unknown, groupsClaim: string): string[] {
   if (raw === undefined) throw new ClaimError(`failed to fetch groups: ${JSON.stringify(groupsClaim)} claim not found in token`);
   const list = normalizeList(raw);
   if (!list) throw new ClaimError(`${JSON.stringify(groupsClaim)} claim could not be converted to string list`);

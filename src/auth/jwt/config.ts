@@ -11,6 +11,7 @@ import { badRequest, notFound } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { randomUUID } from '../../crypto/random';
+import { configuredProvider, ProviderConfigError } from './providers';
 import { ASYMMETRIC_ALGS, fetchDiscovery, fetchKeySet, pemToJwk, primeCache, type DiscoveryDocument, type KeySet } from './keysource';
 
 export interface JwksPair {
@@ -220,8 +221,11 @@ async function buildConfig(f: FieldData, existing: JwtConfig | null): Promise<{ 
   } else if (c.oidcResponseMode !== 'form_post') {
     throw badRequest(`invalid response_mode: ${JSON.stringify(c.oidcResponseMode)}`);
   }
-  if (Object.keys(c.providerConfig).length > 0 && typeof c.providerConfig.provider !== 'string') {
-    throw badRequest("invalid provider_config: 'provider' field not found in provider_config");
+  try {
+    configuredProvider(c.providerConfig);
+  } catch (e) {
+    if (e instanceof ProviderConfigError) throw badRequest(`invalid provider_config: ${e.message}`);
+    throw e;
   }
   return { config: c, discovery, keySets };
 }

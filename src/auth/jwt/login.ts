@@ -7,8 +7,9 @@ import type { LoginAuth, PathDef } from '../../framework/backend';
 import { badRequest, permissionDenied } from '../../framework/errors';
 import type { FieldSchemas } from '../../framework/fields';
 import { tokenLoginFields } from '../token-fields';
-import { ClaimError, extractGroups, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from './claims';
-import { loadConfig } from './config';
+import { ClaimError, getClaim, groupNames, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from './claims';
+import { loadConfig, type JwtConfig } from './config';
+import { configuredProvider, providerGroups } from './providers';
 import { loadRole, type JwtRole } from './roles';
 import { audienceOf, loginExpectations, TokenValidationError, validateToken } from './validate';
 
@@ -22,16 +23,22 @@ const claimError = (e: unknown, prefix = ''): unknown => (e instanceof ClaimErro
 /**
  * The login for verified claims: the alias named by the user claim, metadata from
  * claim_mappings plus the role name (for both the alias and the token), group aliases from
- * groups_claim, then the bound claims. Throws 400s with Vault's messages.
+ * groups_claim (through the config's provider, if any), then the bound claims. `accessToken`:
+ * the OIDC exchange's, for providers that read groups from an API. Throws 400s with Vault's
+ * messages.
  */
-export function loginFromClaims(role: JwtRole, claims: Claims, roleName: string): LoginAuth {
+export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: Claims, roleName: string, accessToken: string | null = null): Promise<LoginAuth> {
   let aliasName: string;
   let metadata: Record<string, string>;
   let groups: string[] = [];
   try {
     aliasName = userClaimValue(claims, role.userClaim, role.userClaimJsonPointer);
     metadata = { ...extractMetadata(claims, role.claimMappings ?? {}), role: roleName };
-    if (role.groupsClaim !== '') groups = extractGroups(claims, role.groupsClaim);
+    if (role.groupsClaim !== '') {
+      const provider = configuredProvider(config.providerConfig);
+      const raw = provider ? await providerGroups(provider, claims, role.groupsClaim, { accessToken }) : getClaim(claims, role.groupsClaim);
+      groups = groupNames(raw, role.groupsClaim);
+    }
   } catch (e) {
     throw claimError(e);
   }
@@ -82,7 +89,7 @@ export function loginPaths(): PathDef[] {
           if (role.boundAudiences.length === 0 && audienceOf(claims).length > 0) {
             throw badRequest('audience claim found in JWT but no audiences bound to the role');
           }
-          return { login: loginFromClaims(role, claims, roleName) };
+          return { login: await loginFromClaims(config, role, claims, roleName) };
         },
       },
     },

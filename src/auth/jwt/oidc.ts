@@ -214,7 +214,7 @@ async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig,
   if (role.verboseOidcLogging) console.debug(`${req.mountPoint}: OIDC provider response claims=${JSON.stringify(claims)}`);
 
   try {
-    return { login: loginFromClaims(role, claims, pending.role) };
+    return { login: await loginFromClaims(config, role, claims, pending.role, tokens?.accessToken || null) };
   } catch (e) {
     if (e instanceof CofferError && e.status === 400) throw badRequest(`${LOGIN_FAILED} ${e.errors.join('; ')}`);
     throw e;

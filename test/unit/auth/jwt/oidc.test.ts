@@ -8,61 +8,10 @@ import type { LogicalResponse } from '../../../../src/framework/backend';
 import { getJSON, putJSON } from '../../../../src/framework/storage';
 import { toBase64Url, utf8 } from '../../../../src/crypto/encoding';
 import { bareState, mountFromRedirect, redirectAllowed, splitNamespace } from '../../../../src/auth/jwt/oidc-redirect';
-import type { PendingRequest } from '../../../../src/auth/jwt/oidc-state';
 import { script, seen, signedIdToken, stubIssuer } from '../../../helpers/oidc-stub';
 import { jwksURL, putJwks } from '../../../helpers/jwks-server';
-import { engine, expectError, type Engine } from './harness';
-
-const CLIENT = { oidc_client_id: 'coffer', oidc_client_secret: 'coffer-secret' };
-const REDIRECT = 'https://vault.example.com:8200/ui/vault/auth/oidc/oidc/callback';
-const CLI_REDIRECT = 'http://localhost:8250/oidc/callback';
-const API_REDIRECT = 'https://vault.example.com:8200/v1/auth/oidc/oidc/callback';
-const ROLE = {
-  role_type: 'oidc',
-  user_claim: 'email',
-  groups_claim: 'groups',
-  claim_mappings: { name: 'full_name' },
-  oidc_scopes: 'email,groups',
-  allowed_redirect_uris: [REDIRECT, CLI_REDIRECT, API_REDIRECT],
-  token_policies: 'dev',
-  token_ttl: '1h',
-};
-const LOGIN_FAILED = 'Vault login failed.';
-const now = () => Math.floor(Date.now() / 1000);
-
-let providers = 0;
-
-interface Flow {
-  e: Engine;
-  /** The stub provider's name (each test gets its own). */
-  idp: string;
-  /** Starts a login; returns the auth_url parsed, with its state and nonce. */
-  start(data?: Record<string, unknown>): Promise<{ url: URL; state: string; nonce: string }>;
-  callback(data: Record<string, unknown>, opts?: { clientIP?: string }): Promise<LogicalResponse>;
-  post(data: Record<string, unknown>): Promise<LogicalResponse>;
-  pending(state: string): Promise<PendingRequest | null>;
-}
-
-async function flow(config: Record<string, unknown> = {}, role: Record<string, unknown> = {}, idpScript: Parameters<typeof script>[1] = {}): Promise<Flow> {
-  const idp = `p${++providers}`;
-  await script(idp, idpScript);
-  const e = engine();
-  const w = await e.call('write', 'config', { oidc_discovery_url: stubIssuer(idp), ...CLIENT, ...config });
-  expect(w).toEqual({});
-  await e.call('write', 'role/web', { ...ROLE, ...role });
-  return {
-    e,
-    idp,
-    start: async (data = {}) => {
-      const r = await e.call('write', 'oidc/auth_url', { role: 'web', redirect_uri: REDIRECT, ...data });
-      const url = new URL(r.data!.auth_url as string);
-      return { url, state: bareState(url.searchParams.get('state')!), nonce: url.searchParams.get('nonce')! };
-    },
-    callback: (data, opts) => e.call('read', 'oidc/callback', data, opts),
-    post: (data) => e.call('write', 'oidc/callback', data),
-    pending: (state) => getJSON<PendingRequest>(e.storage, `oidc/state/${state}`),
-  };
-}
+import { engine, expectError } from './harness';
+import { API_REDIRECT, CLI_REDIRECT, CLIENT, expectAnswered, flow, idClaims, LOGIN_FAILED, newProviderName, now, REDIRECT, ROLE, type Flow } from './oidc-flow';
 
 /** Moves a pending request's expiry (and its index entry) into the past. */
 async function expire(f: Flow, state: string): Promise<void> {
@@ -73,14 +22,6 @@ async function expire(f: Flow, state: string): Promise<void> {
   await putJSON(f.e.storage, `oidc/state/${state}`, { ...p, expiresAt: past });
   await f.e.storage.put(index(past), new Uint8Array(0));
 }
-
-/** A refusal the callback answers (rather than throws, so the consumed state stays deleted). */
-function expectAnswered(r: LogicalResponse, status: number, message: string): void {
-  expect(r.raw).toEqual({ status, body: { errors: [message] } });
-}
-
-/** The claims a well-behaved provider puts in the ID token for `nonce`. */
-const idClaims = (nonce: string, extra: Record<string, unknown> = {}) => ({ sub: 'alice', nonce, email: 'alice@example.com', groups: ['eng'], name: 'Alice', ...extra });
 
 describe('redirect_uri matching', () => {
   it('is an exact, case-insensitive match for ordinary hosts', () => {
@@ -123,7 +64,7 @@ describe('oidc/auth_url', () => {
     const e = engine();
     await expectError(e.call('write', 'oidc/auth_url', { role: 'web', redirect_uri: REDIRECT }), 400, 'could not load configuration');
     // Discovery without a client is for JWT logins only.
-    const idp = `p${++providers}`;
+    const idp = newProviderName();
     await script(idp, {});
     await e.call('write', 'config', { oidc_discovery_url: stubIssuer(idp) });
     await expectError(e.call('write', 'oidc/auth_url', { role: 'web', redirect_uri: REDIRECT }), 400, 'OIDC login is not configured for this mount');
