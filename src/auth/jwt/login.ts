@@ -9,7 +9,7 @@ import type { FieldSchemas } from '../../framework/fields';
 import { tokenLoginFields } from '../token-fields';
 import { ClaimError, getClaim, groupNames, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from './claims';
 import { loadConfig, type JwtConfig } from './config';
-import { configuredProvider, providerGroups } from './providers';
+import { configuredProvider, ProviderConfigError, providerGroups, type ProviderName } from './providers';
 import { loadRole, type JwtRole } from './roles';
 import { audienceOf, loginExpectations, TokenValidationError, validateToken } from './validate';
 
@@ -19,6 +19,16 @@ const loginFields: FieldSchemas = {
 };
 
 const claimError = (e: unknown, prefix = ''): unknown => (e instanceof ClaimError ? badRequest(prefix + e.message) : e);
+
+/** The config's provider; one stored before it was refused on write fails logins with a 400. */
+function loginProvider(config: JwtConfig): ProviderName | null {
+  try {
+    return configuredProvider(config.providerConfig);
+  } catch (e) {
+    if (e instanceof ProviderConfigError) throw new ClaimError(`failed to load custom provider config: ${e.message}`);
+    throw e;
+  }
+}
 
 /**
  * The login for verified claims: the alias named by the user claim, metadata from
@@ -33,9 +43,9 @@ export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: 
   let groups: string[] = [];
   try {
     aliasName = userClaimValue(claims, role.userClaim, role.userClaimJsonPointer);
+    const provider = loginProvider(config);
     metadata = { ...extractMetadata(claims, role.claimMappings ?? {}), role: roleName };
     if (role.groupsClaim !== '') {
-      const provider = configuredProvider(config.providerConfig);
       const raw = provider ? await providerGroups(provider, claims, role.groupsClaim, { accessToken }) : getClaim(claims, role.groupsClaim);
       groups = groupNames(raw, role.groupsClaim);
     }

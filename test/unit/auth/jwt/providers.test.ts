@@ -3,6 +3,7 @@
 // (test/emulators/msgraph.ts) with the OIDC exchange's access token.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { graphURL } from '../../../../src/auth/jwt/providers';
+import { getJSON, putJSON } from '../../../../src/framework/storage';
 import { graphCalls, memberObjectsURL, setTenant } from '../../../helpers/msgraph';
 import { stubIssuer, script } from '../../../helpers/oidc-stub';
 import { claims, engine, expectError, makeKey, sign, type Engine, type TestKey } from './harness';
@@ -52,6 +53,13 @@ describe('provider_config on config write', () => {
     }
     expect((await e.call('read', 'config')).data!.provider_config).toEqual({ provider: 'secureauth' });
   });
+});
+
+it('fails logins with a 400 under a stored provider_config that is no longer accepted', async () => {
+  const e = await jwtMount({});
+  const stored = (await getJSON<Record<string, unknown>>(e.storage, 'config'))!;
+  await putJSON(e.storage, 'config', { ...stored, providerConfig: { provider: 'gsuite' }, version: 'older' });
+  await expectError(login(e, { groups: ['eng'] }), 400, 'failed to load custom provider config: provider "gsuite" is not supported by this server');
 });
 
 describe('SecureAuth and IBM ISAM group claims', () => {
