@@ -15,6 +15,8 @@ export interface Env {
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
   DEV_ROOT_TOKEN?: string;
   TOKEN_SHARDS?: string;
+  /** The Google Admin SDK's base URL for the JWT gsuite provider, when not the public one (tests: an emulator). */
+  GOOGLE_ADMIN_API_URL?: string;
   /** How long an object may reuse a token validation before asking the shard again (ms). */
   TOKEN_LEASE_MS?: string;
   MAX_REQUEST_SIZE?: string;

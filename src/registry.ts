@@ -19,6 +19,8 @@ export type Host = 'system' | 'token' | 'mount';
 /** What the hosting object offers a backend beyond storage (the identity engine needs the auth mounts). */
 export interface MountHost {
   authMounts: MountDirectory;
+  /** The Google Admin SDK's base URL when not the public one (GOOGLE_ADMIN_API_URL: an emulator). */
+  googleAdminApi?: string;
 }
 
 export interface BackendType extends MountTypeInfo {

@@ -11,7 +11,7 @@ import { badRequest, notFound } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { randomUUID } from '../../crypto/random';
-import { configuredProvider, ProviderConfigError } from './providers';
+import { checkProviderKeys, configuredProvider, ProviderConfigError, providerConfigView } from './providers';
 import { ASYMMETRIC_ALGS, fetchDiscovery, fetchKeySet, pemToJwk, primeCache, type DiscoveryDocument, type KeySet } from './keysource';
 
 export interface JwksPair {
@@ -96,7 +96,7 @@ function configView(c: JwtConfig): Record<string, unknown> {
     jwks_pairs: c.jwksPairs.map((p) => ({ jwks_url: p.jwksUrl, jwks_ca_pem: p.jwksCaPem })),
     jwks_ca_pem: c.jwksCaPem,
     bound_issuer: c.boundIssuer,
-    provider_config: c.providerConfig,
+    provider_config: providerConfigView(c.providerConfig),
     namespace_in_state: c.namespaceInState,
     unsupported_critical_cert_extensions: c.unsupportedCriticalCertExtensions,
   };
@@ -222,7 +222,7 @@ async function buildConfig(f: FieldData, existing: JwtConfig | null): Promise<{ 
     throw badRequest(`invalid response_mode: ${JSON.stringify(c.oidcResponseMode)}`);
   }
   try {
-    configuredProvider(c.providerConfig);
+    await checkProviderKeys(configuredProvider(c.providerConfig));
   } catch (e) {
     if (e instanceof ProviderConfigError) throw badRequest(`invalid provider_config: ${e.message}`);
     throw e;

@@ -1,19 +1,23 @@
 // The JWT/OIDC auth method (Vault's vault-plugin-auth-jwt): config, roles, JWT login and the
 // OIDC authorization-code flow.
 import type { Backend } from '../../framework/backend';
+import type { MountHost } from '../../registry';
 import { badRequest } from '../../framework/errors';
 import { configPaths } from './config';
 import { loginPaths } from './login';
 import { oidcPaths } from './oidc';
+import { GOOGLE_ADMIN_API } from './provider-gsuite';
 import { loadRole, rolePaths } from './roles';
 
 export const JWT_UNAUTHENTICATED_PATHS = ['login', 'oidc/auth_url', 'oidc/callback'];
 
-export function jwtBackend(): Backend {
+/** `host.googleAdminApi`: the Google Admin SDK's URL, when not the public one (an emulator). */
+export function jwtBackend(_options: Record<string, string> | null = null, host?: Pick<MountHost, 'googleAdminApi'>): Backend {
+  const googleAdminApi = host?.googleAdminApi || GOOGLE_ADMIN_API;
   return {
     type: 'jwt',
     unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS,
-    paths: [...loginPaths(), ...rolePaths(), ...configPaths(), ...oidcPaths()],
+    paths: [...loginPaths(googleAdminApi), ...rolePaths(), ...configPaths(), ...oidcPaths(googleAdminApi)],
     // A GET callback spends its OIDC state: serialised with the writes, so a state is used once.
     writingReadPaths: ['oidc/callback'],
     // A JWT login writes nothing of this mount's (the entity and token live elsewhere).

@@ -9,7 +9,7 @@ import type { FieldSchemas } from '../../framework/fields';
 import { tokenLoginFields } from '../token-fields';
 import { ClaimError, getClaim, groupNames, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from './claims';
 import { loadConfig, type JwtConfig } from './config';
-import { configuredProvider, ProviderConfigError, providerGroups, type ProviderName } from './providers';
+import { configuredProvider, ProviderConfigError, providerGroups, providerUserInfo, type GroupsContext, type Provider } from './providers';
 import { loadRole, type JwtRole } from './roles';
 import { audienceOf, loginExpectations, TokenValidationError, validateToken } from './validate';
 
@@ -21,7 +21,7 @@ const loginFields: FieldSchemas = {
 const claimError = (e: unknown, prefix = ''): unknown => (e instanceof ClaimError ? badRequest(prefix + e.message) : e);
 
 /** The config's provider; one stored before it was refused on write fails logins with a 400. */
-function loginProvider(config: JwtConfig): ProviderName | null {
+function loginProvider(config: JwtConfig): Provider | null {
   try {
     return configuredProvider(config.providerConfig);
   } catch (e) {
@@ -33,20 +33,20 @@ function loginProvider(config: JwtConfig): ProviderName | null {
 /**
  * The login for verified claims: the alias named by the user claim, metadata from
  * claim_mappings plus the role name (for both the alias and the token), group aliases from
- * groups_claim (through the config's provider, if any), then the bound claims. `accessToken`:
- * the OIDC exchange's, for providers that read groups from an API. Throws 400s with Vault's
- * messages.
+ * groups_claim (through the config's provider, if any), then the bound claims. `ctx`: what
+ * providers need to call their APIs. Throws 400s with Vault's messages.
  */
-export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: Claims, roleName: string, accessToken: string | null = null): Promise<LoginAuth> {
+export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: Claims, roleName: string, ctx: GroupsContext): Promise<LoginAuth> {
   let aliasName: string;
   let metadata: Record<string, string>;
   let groups: string[] = [];
   try {
     aliasName = userClaimValue(claims, role.userClaim, role.userClaimJsonPointer);
     const provider = loginProvider(config);
+    if (provider) await providerUserInfo(provider, claims, role.userClaim, ctx);
     metadata = { ...extractMetadata(claims, role.claimMappings ?? {}), role: roleName };
     if (role.groupsClaim !== '') {
-      const raw = provider ? await providerGroups(provider, claims, role.groupsClaim, { accessToken }) : getClaim(claims, role.groupsClaim);
+      const raw = provider ? await providerGroups(provider, claims, role.groupsClaim, role.userClaim, ctx) : getClaim(claims, role.groupsClaim);
       groups = groupNames(raw, role.groupsClaim);
     }
   } catch (e) {
@@ -69,7 +69,7 @@ export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: 
   };
 }
 
-export function loginPaths(): PathDef[] {
+export function loginPaths(googleAdminApi: string): PathDef[] {
   return [
     {
       pattern: 'login',
@@ -99,7 +99,7 @@ export function loginPaths(): PathDef[] {
           if (role.boundAudiences.length === 0 && audienceOf(claims).length > 0) {
             throw badRequest('audience claim found in JWT but no audiences bound to the role');
           }
-          return { login: await loginFromClaims(config, role, claims, roleName) };
+          return { login: await loginFromClaims(config, role, claims, roleName, { accessToken: null, googleAdminApi }) };
         },
       },
     },

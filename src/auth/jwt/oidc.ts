@@ -138,7 +138,7 @@ function answered(e: CofferError): LogicalResponse {
   return { raw: { status: e.status, body: { errors: e.errors } } };
 }
 
-async function callback(req: LogicalRequest, f: FieldData): Promise<LogicalResponse> {
+async function callback(req: LogicalRequest, f: FieldData, googleAdminApi: string): Promise<LogicalResponse> {
   const config = await loadConfig(req.storage);
   if (!config) throw badRequest(`${LOGIN_FAILED} Could not load configuration`);
   // The state is spent whatever happens next (and an expired one is deleted when found): refusals
@@ -146,14 +146,14 @@ async function callback(req: LogicalRequest, f: FieldData): Promise<LogicalRespo
   const pending = await takePending(req.storage, bareState(f.get<string>('state')));
   if (!pending) return answered(badRequest(`${LOGIN_FAILED} Expired or missing OAuth state.`));
   try {
-    return await finishLogin(req, f, config, pending);
+    return await finishLogin(req, f, config, pending, googleAdminApi);
   } catch (e) {
     if (e instanceof CofferError) return answered(e);
     throw e;
   }
 }
 
-async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig, pending: PendingRequest): Promise<LogicalResponse> {
+async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig, pending: PendingRequest, googleAdminApi: string): Promise<LogicalResponse> {
   const role = await loadRole(req.storage, pending.role);
   if (!role) throw badRequest(`${LOGIN_FAILED} Role could not be found`);
   const providerError = f.get<string>('error_description');
@@ -214,7 +214,7 @@ async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig,
   if (role.verboseOidcLogging) console.debug(`${req.mountPoint}: OIDC provider response claims=${JSON.stringify(claims)}`);
 
   try {
-    return { login: await loginFromClaims(config, role, claims, pending.role, tokens?.accessToken || null) };
+    return { login: await loginFromClaims(config, role, claims, pending.role, { accessToken: tokens?.accessToken || null, googleAdminApi }) };
   } catch (e) {
     if (e instanceof CofferError && e.status === 400) throw badRequest(`${LOGIN_FAILED} ${e.errors.join('; ')}`);
     throw e;
@@ -239,7 +239,8 @@ async function formPostCallback(req: LogicalRequest, f: FieldData): Promise<Logi
   return htmlResponse(200, formPostPage(mount, state));
 }
 
-export function oidcPaths(): PathDef[] {
+/** `googleAdminApi`: where the gsuite provider reads the Admin SDK. */
+export function oidcPaths(googleAdminApi: string): PathDef[] {
   return [
     {
       pattern: 'oidc/auth_url',
@@ -251,7 +252,7 @@ export function oidcPaths(): PathDef[] {
       pattern: 'oidc/callback',
       fields: callbackFields,
       summary: 'Callback endpoint to complete an OIDC login (GET), or to receive a form_post (POST).',
-      operations: { read: callback, update: formPostCallback },
+      operations: { read: (req, f) => callback(req, f, googleAdminApi), update: formPostCallback },
     },
   ];
 }

@@ -2,49 +2,107 @@
 // custom providers). SecureAuth sends groups as one comma-separated string, IBM ISAM as one
 // space-separated string, and Azure leaves them out of a token past its group limit, pointing at
 // Microsoft Graph instead (OIDC distributed claims), where they are read with the access token of
-// the OIDC code exchange. Providers that need credentials of their own (Google Workspace, Okta)
-// are refused when the config is written rather than accepted and ignored.
+// the OIDC code exchange. Google Workspace groups and user schemas come from its Directory API
+// (provider-gsuite.ts). Okta's admin API lookup is refused when the config is written rather
+// than accepted and ignored.
 
 import { ClaimError, getClaim, type Claims } from './claims';
+import { checkGsuiteKey, parseGsuiteConfig, workspaceCustomSchemas, workspaceGroups, type GsuiteConfig } from './provider-gsuite';
 
-export type ProviderName = 'azure' | 'ibmisam' | 'secureauth';
+export type Provider = { name: 'azure' | 'ibmisam' | 'secureauth' } | { name: 'gsuite'; gsuite: GsuiteConfig };
 
-const SUPPORTED = new Set<string>(['azure', 'ibmisam', 'secureauth']);
+const SIMPLE = new Set<string>(['azure', 'ibmisam', 'secureauth']);
 /** Vault's other providers: known, but not available here. */
-const UNSUPPORTED = new Set<string>(['gsuite', 'okta', 'kubernetes']);
+const UNSUPPORTED = new Set<string>(['okta', 'kubernetes']);
+/** provider_config keys never read back, by provider. */
+const SENSITIVE: Record<string, string[]> = { gsuite: ['gsuite_service_account'] };
 
 /** Why a provider_config cannot be used, in Vault's words where it has them. */
 export class ProviderConfigError extends Error {}
 
 /** The provider a config names, or null without provider_config. Throws ProviderConfigError. */
-export function configuredProvider(pc: Record<string, unknown>): ProviderName | null {
+export function configuredProvider(pc: Record<string, unknown>): Provider | null {
   if (Object.keys(pc).length === 0) return null;
   const name = pc.provider;
   if (typeof name !== 'string') throw new ProviderConfigError("'provider' field not found in provider_config");
   if (UNSUPPORTED.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} is not supported by this server`);
-  if (!SUPPORTED.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} not found in custom providers`);
+  if (name === 'gsuite') {
+    try {
+      return { name, gsuite: parseGsuiteConfig(pc) };
+    } catch (e) {
+      throw new ProviderConfigError(`error initializing "gsuite" provider_config: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  if (!SIMPLE.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} not found in custom providers`);
   if (name === 'azure' && pc.fetch_groups !== undefined && pc.fetch_groups !== false) {
     // Reading every group from graph.microsoft.com regardless of the token is not built; the
     // groups a token leaves out are still read from its distributed claims.
     throw new ProviderConfigError(`error initializing "azure" provider_config: fetch_groups is not supported by this server`);
   }
-  return name as ProviderName;
+  return { name: name as 'azure' | 'ibmisam' | 'secureauth' };
+}
+
+/** Checks on config write what parsing cannot: that a service account key can sign. */
+export async function checkProviderKeys(provider: Provider | null): Promise<void> {
+  if (provider?.name !== 'gsuite') return;
+  try {
+    await checkGsuiteKey(provider.gsuite);
+  } catch (e) {
+    throw new ProviderConfigError(`error initializing "gsuite" provider_config: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** provider_config as read back: without the provider's secrets (a service account key). */
+export function providerConfigView(pc: Record<string, unknown>): Record<string, unknown> {
+  const hidden = typeof pc.provider === 'string' ? (SENSITIVE[pc.provider] ?? []) : [];
+  return Object.fromEntries(Object.entries(pc).filter(([k]) => !hidden.includes(k)));
 }
 
 export interface GroupsContext {
   /** The OIDC code exchange's access token; null for JWT logins (no token to call APIs with). */
   accessToken: string | null;
+  /** Where the Google Admin SDK is (its public URL unless the host says otherwise). */
+  googleAdminApi: string;
+}
+
+/** The user claim as a provider's API names the user (Vault: the role's user_claim, pointers allowed). */
+function apiUser(claims: Claims, userClaim: string): string {
+  const raw = getClaim(claims, userClaim);
+  if (raw === undefined) throw new ClaimError(`unable to locate ${JSON.stringify(userClaim)} in claims`);
+  if (typeof raw !== 'string') throw new ClaimError(`claim ${JSON.stringify(userClaim)} could not be converted to string`);
+  return raw;
+}
+
+const apiFailure = (e: unknown): ClaimError => (e instanceof ClaimError ? e : new ClaimError(e instanceof Error ? e.message : String(e)));
+
+/**
+ * Adds what the provider knows of the user to the claims before claim_mappings reads them
+ * (Vault's FetchUserInfo): a Google Workspace user's custom schemas, by schema name.
+ */
+export async function providerUserInfo(provider: Provider, claims: Claims, userClaim: string, ctx: GroupsContext): Promise<void> {
+  if (provider.name !== 'gsuite' || !provider.gsuite.fetchUserInfo || provider.gsuite.userCustomSchemas === '') return;
+  try {
+    Object.assign(claims, await workspaceCustomSchemas(provider.gsuite, ctx.googleAdminApi, apiUser(claims, userClaim)));
+  } catch (e) {
+    throw apiFailure(e);
+  }
 }
 
 /**
  * The groups claim as the provider delivers it (before Vault's list normalisation). Provider
  * results also replace the "groups" claim, as in Vault, so bound_claims on "groups" see them.
  */
-export async function providerGroups(provider: ProviderName, claims: Claims, groupsClaim: string, ctx: GroupsContext): Promise<unknown> {
+export async function providerGroups(provider: Provider, claims: Claims, groupsClaim: string, userClaim: string, ctx: GroupsContext): Promise<unknown> {
   let raw = getClaim(claims, groupsClaim);
-  if (provider === 'secureauth' && typeof raw === 'string') raw = raw.split(',');
-  else if (provider === 'ibmisam' && typeof raw === 'string') raw = raw.split(' ');
-  else if (provider === 'azure' && raw === undefined) {
+  if (provider.name === 'secureauth' && typeof raw === 'string') raw = raw.split(',');
+  else if (provider.name === 'ibmisam' && typeof raw === 'string') raw = raw.split(' ');
+  else if (provider.name === 'gsuite' && provider.gsuite.fetchGroups) {
+    try {
+      raw = await workspaceGroups(provider.gsuite, ctx.googleAdminApi, apiUser(claims, userClaim));
+    } catch (e) {
+      throw new ClaimError(`failed to fetch groups: ${apiFailure(e).message}`);
+    }
+  } else if (provider.name === 'azure' && raw === undefined) {
     const source = claimSource(claims, groupsClaim);
     try {
       raw = await graphGroups(source, ctx.accessToken);

@@ -18,9 +18,10 @@ export interface Engine {
   storage: MemoryStorage;
 }
 
-export function engine(): Engine {
+/** `googleAdminApi`: where the gsuite provider finds the Admin SDK (the emulator's URL). */
+export function engine(googleAdminApi?: string): Engine {
   const storage = new MemoryStorage();
-  const backend = jwtBackend();
+  const backend = jwtBackend(null, { googleAdminApi });
   return {
     storage,
     call: (operation, path, data = {}, opts = {}) => {

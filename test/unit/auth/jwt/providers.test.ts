@@ -1,9 +1,13 @@
 // provider_config: which providers a config may name (and the refusals), SecureAuth's and IBM
-// ISAM's string group claims, and Azure's groups past the token's limit, read from Microsoft Graph
-// (test/emulators/msgraph.ts) with the OIDC exchange's access token.
+// ISAM's string group claims, Azure's groups past the token's limit, read from Microsoft Graph
+// (test/emulators/msgraph.ts) with the OIDC exchange's access token, and Google Workspace groups
+// and custom schemas read from the Admin SDK (test/emulators/google-directory.ts) with a service
+// account's delegated token.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { graphURL } from '../../../../src/auth/jwt/providers';
 import { getJSON, putJSON } from '../../../../src/framework/storage';
+import { googleApi, googleStats, googleTokenURI, setDirectory } from '../../../helpers/google-directory';
 import { graphCalls, memberObjectsURL, setTenant } from '../../../helpers/msgraph';
 import { stubIssuer, script } from '../../../helpers/oidc-stub';
 import { claims, engine, expectError, makeKey, sign, type Engine, type TestKey } from './harness';
@@ -17,7 +21,7 @@ beforeAll(async () => {
 });
 
 async function jwtMount(providerConfig: Record<string, unknown>, role: Record<string, unknown> = {}): Promise<Engine> {
-  const e = engine();
+  const e = engine(googleApi());
   await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], bound_issuer: ISS, provider_config: providerConfig });
   await e.call('write', 'role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'coffer', groups_claim: 'groups', token_policies: 'dev', ...role });
   return e;
@@ -44,7 +48,8 @@ describe('provider_config on config write', () => {
       [{ fetch_groups: true }, "invalid provider_config: 'provider' field not found in provider_config"],
       [{ provider: 7 }, "invalid provider_config: 'provider' field not found in provider_config"],
       [{ provider: 'keycloak' }, 'invalid provider_config: provider "keycloak" not found in custom providers'],
-      [{ provider: 'gsuite', gsuite_admin_impersonate: 'admin@example.com' }, 'invalid provider_config: provider "gsuite" is not supported by this server'],
+      [{ provider: 'kubernetes' }, 'invalid provider_config: provider "kubernetes" is not supported by this server'],
+      [{ provider: 'gsuite', gsuite_admin_impersonate: 'admin@example.com' }, 'invalid provider_config: error initializing "gsuite" provider_config: \'gsuite_service_account\' must be the contents of a JSON service account key file'],
       [{ provider: 'okta', fetch_groups: true }, 'invalid provider_config: provider "okta" is not supported by this server'],
       [{ provider: 'azure', fetch_groups: true }, 'invalid provider_config: error initializing "azure" provider_config: fetch_groups is not supported by this server'],
     ];
@@ -58,8 +63,8 @@ describe('provider_config on config write', () => {
 it('fails logins with a 400 under a stored provider_config that is no longer accepted', async () => {
   const e = await jwtMount({});
   const stored = (await getJSON<Record<string, unknown>>(e.storage, 'config'))!;
-  await putJSON(e.storage, 'config', { ...stored, providerConfig: { provider: 'gsuite' }, version: 'older' });
-  await expectError(login(e, { groups: ['eng'] }), 400, 'failed to load custom provider config: provider "gsuite" is not supported by this server');
+  await putJSON(e.storage, 'config', { ...stored, providerConfig: { provider: 'okta' }, version: 'older' });
+  await expectError(login(e, { groups: ['eng'] }), 400, 'failed to load custom provider config: provider "okta" is not supported by this server');
 });
 
 describe('SecureAuth and IBM ISAM group claims', () => {
@@ -142,5 +147,132 @@ describe('Azure', () => {
     expect(graphURL('https://graph.windows.net/tenant-1/users/u-1/getMemberObjects')).toBe('https://graph.microsoft.com/v1.0/tenant-1/users/u-1/getMemberObjects');
     expect(graphURL('https://graph.microsoftazure.us/t/users/u/getMemberObjects')).toBe('https://graph.microsoft.us/v1.0/t/users/u/getMemberObjects');
     expect(graphURL('https://graph.microsoft.com/v1.0/me/getMemberObjects')).toBe('https://graph.microsoft.com/v1.0/me/getMemberObjects');
+  });
+});
+
+describe('Google Workspace', () => {
+  let accounts = 0;
+  const ADMIN = 'admin@example.com';
+
+  /** A fresh service account (its own key, so no access token is shared between tests). */
+  async function serviceAccount(): Promise<{ email: string; json: string; publicPem: string }> {
+    const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+    const email = `coffer-${++accounts}@project.iam.gserviceaccount.com`;
+    const json = JSON.stringify({ type: 'service_account', project_id: 'project', private_key_id: `k${accounts}`, private_key: await exportPKCS8(privateKey), client_email: email, token_uri: googleTokenURI() });
+    return { email, json, publicPem: await exportSPKI(publicKey) };
+  }
+
+  const gsuite = (sa: { json: string }, extra: Record<string, unknown> = {}) => ({ provider: 'gsuite', gsuite_service_account: sa.json, gsuite_admin_impersonate: ADMIN, fetch_groups: true, ...extra });
+  const alice = { email: 'alice@example.com' };
+
+  it('takes a service account key as JSON, and never reads it back', async () => {
+    const sa = await serviceAccount();
+    const e = await jwtMount(gsuite(sa, { groups_recurse_max_depth: 2 }));
+    expect((await e.call('read', 'config')).data!.provider_config).toEqual({ provider: 'gsuite', gsuite_admin_impersonate: ADMIN, fetch_groups: true, groups_recurse_max_depth: 2 });
+  });
+
+  it('refuses what cannot work, with the reason', async () => {
+    const sa = await serviceAccount();
+    const e = engine(googleApi());
+    const init = 'invalid provider_config: error initializing "gsuite" provider_config: ';
+    const cases: [Record<string, unknown>, string][] = [
+      [{ gsuite_service_account: '' }, "'gsuite_service_account' must be the contents of a JSON service account key file"],
+      [{ gsuite_admin_impersonate: '' }, "'gsuite_admin_impersonate' must be set to an email address of a G Suite user with 'Read' permission to access the G Suite Admin User and Group APIs"],
+      [{ groups_recurse_max_depth: -1 }, "'gsuite_recurse_max_depth' must be a positive integer"],
+      [{ fetch_groups: 'yes' }, "'fetch_groups' expected type 'bool', got unconvertible type 'string'"],
+      [{ gsuite_service_account: '/etc/keys/sa.json' }, 'error parsing service account JSON: Unexpected token'],
+      [{ gsuite_service_account: JSON.stringify({ type: 'authorized_user' }) }, 'error parsing service account JSON: \'type\' field is "authorized_user" (expected "service_account")'],
+      [{ gsuite_service_account: JSON.stringify({ ...JSON.parse(sa.json), private_key: '-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n' }) }, 'error parsing service account JSON: private key:'],
+    ];
+    for (const [extra, message] of cases) {
+      let err: unknown = null;
+      try {
+        await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], provider_config: gsuite(sa, extra) });
+      } catch (x) {
+        err = x;
+      }
+      expect((err as { status?: number })?.status, message).toBe(400);
+      expect((err as { errors: string[] }).errors[0]).toContain(init + message);
+    }
+    await expectError(e.call('read', 'config'), 404);
+  });
+
+  it('reads the groups of the user claim, page by page, with a delegated token it keeps', async () => {
+    const sa = await serviceAccount();
+    await setDirectory({ serviceAccounts: { [sa.email]: sa.publicPem }, admins: [ADMIN], memberships: { 'alice@example.com': ['eng@example.com', 'ops@example.com', 'sre@example.com'], 'eng@example.com': ['all@example.com'] } });
+    const e = await jwtMount(gsuite(sa), { user_claim: 'email' });
+    expect((await login(e, alice)).login?.groupAliasNames).toEqual(['eng@example.com', 'ops@example.com', 'sre@example.com']);
+    expect((await login(e, alice)).login?.groupAliasNames).toHaveLength(3);
+    expect(await googleStats()).toEqual({ tokenRequests: 1, groupLists: 4, userGets: 0 });
+  });
+
+  it('follows groups of groups to groups_recurse_max_depth, and stops at a cycle', async () => {
+    const sa = await serviceAccount();
+    await setDirectory({
+      serviceAccounts: { [sa.email]: sa.publicPem },
+      admins: [ADMIN],
+      memberships: { 'alice@example.com': ['eng@example.com'], 'eng@example.com': ['all@example.com'], 'all@example.com': ['eng@example.com', 'company@example.com'] },
+    });
+    const one = await jwtMount(gsuite(sa, { groups_recurse_max_depth: 1 }), { user_claim: 'email' });
+    expect((await login(one, alice)).login?.groupAliasNames).toEqual(['eng@example.com', 'all@example.com']);
+    const deep = await jwtMount(gsuite(sa, { groups_recurse_max_depth: 10 }), { user_claim: 'email' });
+    expect((await login(deep, alice)).login?.groupAliasNames).toEqual(['eng@example.com', 'all@example.com', 'company@example.com']);
+  });
+
+  it('maps custom schema fields into metadata with fetch_user_info', async () => {
+    const sa = await serviceAccount();
+    await setDirectory({
+      serviceAccounts: { [sa.email]: sa.publicPem },
+      admins: [ADMIN],
+      memberships: {},
+      customSchemas: { 'alice@example.com': { Employee: { costCenter: 'cc-42' }, Private: { salary: 1 } } },
+    });
+    const e = await jwtMount(gsuite(sa, { fetch_groups: false, fetch_user_info: true, user_custom_schemas: 'Employee' }), {
+      user_claim: 'email',
+      groups_claim: '',
+      claim_mappings: { '/Employee/costCenter': 'cost_center', '/Private/salary': 'salary' },
+    });
+    const res = await login(e, alice);
+    expect(res.login?.metadata).toEqual({ cost_center: 'cc-42', role: 'dev' });
+  });
+
+  it('uses the token\'s groups when fetch_groups is off', async () => {
+    const sa = await serviceAccount();
+    const e = await jwtMount(gsuite(sa, { fetch_groups: false }), { user_claim: 'email' });
+    expect((await login(e, { ...alice, groups: ['from-token'] })).login?.groupAliasNames).toEqual(['from-token']);
+  });
+
+  it('fails the login when Google refuses the service account or the delegation', async () => {
+    const sa = await serviceAccount();
+    const other = await serviceAccount();
+    // Google knows another key for this account: the assertion's signature does not verify.
+    await setDirectory({ serviceAccounts: { [sa.email]: other.publicPem }, admins: [ADMIN], memberships: {} });
+    const e = await jwtMount(gsuite(sa), { user_claim: 'email' });
+    const bad = await login(e, alice).catch((x: { errors: string[] }) => x.errors[0]);
+    expect(bad).toContain('failed to fetch groups: oauth2: cannot fetch token: 400:');
+    expect(bad).toContain('invalid_grant');
+    // The right key, but no delegation to act as this admin.
+    await setDirectory({ serviceAccounts: { [sa.email]: sa.publicPem }, admins: ['someone-else@example.com'], memberships: {} });
+    await expectError(
+      login(e, alice),
+      400,
+      'failed to fetch groups: oauth2: cannot fetch token: 401: {"error":"unauthorized_client","error_description":"Client is unauthorized to retrieve access tokens using this method, or client not authorized for any of the scopes requested."}',
+    );
+    // The user claim must name the user.
+    await setDirectory({ serviceAccounts: { [sa.email]: sa.publicPem }, admins: [ADMIN], memberships: {} });
+    const bySub = await jwtMount(gsuite(sa), { user_claim: 'email', bound_claims: {} });
+    await expectError(login(bySub, { email: 7 }), 400, 'claim "email" could not be converted to string');
+  });
+
+  it('gets a new token once when the API stops taking the one it kept', async () => {
+    const sa = await serviceAccount();
+    const d = { serviceAccounts: { [sa.email]: sa.publicPem }, admins: [ADMIN], memberships: { 'alice@example.com': ['eng@example.com'] } };
+    await setDirectory(d);
+    const e = await jwtMount(gsuite(sa), { user_claim: 'email' });
+    await login(e, alice);
+    // The emulator forgets every token it issued.
+    await setDirectory(d);
+    expect((await login(e, alice)).login?.groupAliasNames).toEqual(['eng@example.com']);
+    expect((await googleStats()).tokenRequests).toBe(1);
   });
 });
