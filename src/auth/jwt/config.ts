@@ -222,7 +222,7 @@ async function buildConfig(f: FieldData, existing: JwtConfig | null): Promise<{ 
     throw badRequest(`invalid response_mode: ${JSON.stringify(c.oidcResponseMode)}`);
   }
   try {
-    await checkProviderKeys(configuredProvider(c.providerConfig));
+    await checkProviderKeys(configuredProvider(c.providerConfig, c.oidcDiscoveryUrl));
   } catch (e) {
     if (e instanceof ProviderConfigError) throw badRequest(`invalid provider_config: ${e.message}`);
     throw e;

@@ -23,7 +23,7 @@ const claimError = (e: unknown, prefix = ''): unknown => (e instanceof ClaimErro
 /** The config's provider; one stored before it was refused on write fails logins with a 400. */
 function loginProvider(config: JwtConfig): Provider | null {
   try {
-    return configuredProvider(config.providerConfig);
+    return configuredProvider(config.providerConfig, config.oidcDiscoveryUrl);
   } catch (e) {
     if (e instanceof ProviderConfigError) throw new ClaimError(`failed to load custom provider config: ${e.message}`);
     throw e;

@@ -3,25 +3,30 @@
 // space-separated string, and Azure leaves them out of a token past its group limit, pointing at
 // Microsoft Graph instead (OIDC distributed claims), where they are read with the access token of
 // the OIDC code exchange. Google Workspace groups and user schemas come from its Directory API
-// (provider-gsuite.ts). Okta's admin API lookup is refused when the config is written rather
-// than accepted and ignored.
+// (provider-gsuite.ts), and Okta's capped group claims are completed from its admin API
+// (provider-okta.ts). Providers not built here are refused when the config is written rather than
+// accepted and ignored.
 
 import { ClaimError, getClaim, type Claims } from './claims';
 import { checkGsuiteKey, parseGsuiteConfig, workspaceCustomSchemas, workspaceGroups, type GsuiteConfig } from './provider-gsuite';
+import { oktaGroups, parseOktaConfig, type OktaConfig } from './provider-okta';
 
-export type Provider = { name: 'azure' | 'ibmisam' | 'secureauth' } | { name: 'gsuite'; gsuite: GsuiteConfig };
+export type Provider = { name: 'azure' | 'ibmisam' | 'secureauth' } | { name: 'gsuite'; gsuite: GsuiteConfig } | { name: 'okta'; okta: OktaConfig };
 
 const SIMPLE = new Set<string>(['azure', 'ibmisam', 'secureauth']);
 /** Vault's other providers: known, but not available here. */
-const UNSUPPORTED = new Set<string>(['okta', 'kubernetes']);
+const UNSUPPORTED = new Set<string>(['kubernetes']);
 /** provider_config keys never read back, by provider. */
-const SENSITIVE: Record<string, string[]> = { gsuite: ['gsuite_service_account'] };
+const SENSITIVE: Record<string, string[]> = { gsuite: ['gsuite_service_account'], okta: ['api_token'] };
 
 /** Why a provider_config cannot be used, in Vault's words where it has them. */
 export class ProviderConfigError extends Error {}
 
-/** The provider a config names, or null without provider_config. Throws ProviderConfigError. */
-export function configuredProvider(pc: Record<string, unknown>): Provider | null {
+/**
+ * The provider a config names, or null without provider_config. Throws ProviderConfigError.
+ * `oidcDiscoveryUrl`: the config's, from which Okta's org URL is taken when not given.
+ */
+export function configuredProvider(pc: Record<string, unknown>, oidcDiscoveryUrl = ''): Provider | null {
   if (Object.keys(pc).length === 0) return null;
   const name = pc.provider;
   if (typeof name !== 'string') throw new ProviderConfigError("'provider' field not found in provider_config");
@@ -31,6 +36,13 @@ export function configuredProvider(pc: Record<string, unknown>): Provider | null
       return { name, gsuite: parseGsuiteConfig(pc) };
     } catch (e) {
       throw new ProviderConfigError(`error initializing "gsuite" provider_config: ${e instanceof Error ? e.message : String(e)}`);
+    }
+  }
+  if (name === 'okta') {
+    try {
+      return { name, okta: parseOktaConfig(pc, oidcDiscoveryUrl) };
+    } catch (e) {
+      throw new ProviderConfigError(`error initializing "okta" provider_config: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
   if (!SIMPLE.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} not found in custom providers`);
@@ -94,7 +106,8 @@ export async function providerUserInfo(provider: Provider, claims: Claims, userC
  */
 export async function providerGroups(provider: Provider, claims: Claims, groupsClaim: string, userClaim: string, ctx: GroupsContext): Promise<unknown> {
   let raw = getClaim(claims, groupsClaim);
-  if (provider.name === 'secureauth' && typeof raw === 'string') raw = raw.split(',');
+  if (provider.name === 'okta') raw = await oktaGroups(provider.okta, claims, groupsClaim, userClaim);
+  else if (provider.name === 'secureauth' && typeof raw === 'string') raw = raw.split(',');
   else if (provider.name === 'ibmisam' && typeof raw === 'string') raw = raw.split(' ');
   else if (provider.name === 'gsuite' && provider.gsuite.fetchGroups) {
     try {

@@ -2,13 +2,16 @@
 // ISAM's string group claims, Azure's groups past the token's limit, read from Microsoft Graph
 // (test/emulators/msgraph.ts) with the OIDC exchange's access token, and Google Workspace groups
 // and custom schemas read from the Admin SDK (test/emulators/google-directory.ts) with a service
-// account's delegated token.
+// account's delegated token, and Okta's capped group claims completed from its admin API
+// (test/emulators/okta.ts).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { graphURL } from '../../../../src/auth/jwt/providers';
 import { getJSON, putJSON } from '../../../../src/framework/storage';
 import { googleApi, googleStats, googleTokenURI, setDirectory } from '../../../helpers/google-directory';
 import { graphCalls, memberObjectsURL, setTenant } from '../../../helpers/msgraph';
+import { oktaCalls, oktaOrg, setOrg } from '../../../helpers/okta';
+import { nextLink } from '../../../../src/auth/jwt/provider-okta';
 import { stubIssuer, script } from '../../../helpers/oidc-stub';
 import { claims, engine, expectError, makeKey, sign, type Engine, type TestKey } from './harness';
 import { expectAnswered, flow, idClaims, LOGIN_FAILED } from './oidc-flow';
@@ -50,7 +53,6 @@ describe('provider_config on config write', () => {
       [{ provider: 'keycloak' }, 'invalid provider_config: provider "keycloak" not found in custom providers'],
       [{ provider: 'kubernetes' }, 'invalid provider_config: provider "kubernetes" is not supported by this server'],
       [{ provider: 'gsuite', gsuite_admin_impersonate: 'admin@example.com' }, 'invalid provider_config: error initializing "gsuite" provider_config: \'gsuite_service_account\' must be the contents of a JSON service account key file'],
-      [{ provider: 'okta', fetch_groups: true }, 'invalid provider_config: provider "okta" is not supported by this server'],
       [{ provider: 'azure', fetch_groups: true }, 'invalid provider_config: error initializing "azure" provider_config: fetch_groups is not supported by this server'],
     ];
     for (const [provider_config, message] of cases) {
@@ -63,8 +65,8 @@ describe('provider_config on config write', () => {
 it('fails logins with a 400 under a stored provider_config that is no longer accepted', async () => {
   const e = await jwtMount({});
   const stored = (await getJSON<Record<string, unknown>>(e.storage, 'config'))!;
-  await putJSON(e.storage, 'config', { ...stored, providerConfig: { provider: 'okta' }, version: 'older' });
-  await expectError(login(e, { groups: ['eng'] }), 400, 'failed to load custom provider config: provider "okta" is not supported by this server');
+  await putJSON(e.storage, 'config', { ...stored, providerConfig: { provider: 'kubernetes' }, version: 'older' });
+  await expectError(login(e, { groups: ['eng'] }), 400, 'failed to load custom provider config: provider "kubernetes" is not supported by this server');
 });
 
 describe('SecureAuth and IBM ISAM group claims', () => {
@@ -274,5 +276,87 @@ describe('Google Workspace', () => {
     await setDirectory(d);
     expect((await login(e, alice)).login?.groupAliasNames).toEqual(['eng@example.com']);
     expect((await googleStats()).tokenRequests).toBe(1);
+  });
+});
+
+describe('Okta', () => {
+  const TOKEN = '00aBcD-okta-api-token';
+  const okta = (extra: Record<string, unknown> = {}) => ({ provider: 'okta', org_url: oktaOrg(), api_token: TOKEN, fetch_groups: true, groups_cap: 3, ...extra });
+  const manyGroups = ['eng', 'ops', 'sre', 'dba', 'sec'];
+
+  it('reads back everything but the API token', async () => {
+    const e = await jwtMount(okta({ groups_filter: '^(eng|ops)$' }));
+    expect((await e.call('read', 'config')).data!.provider_config).toEqual({ provider: 'okta', org_url: oktaOrg(), fetch_groups: true, groups_cap: 3, groups_filter: '^(eng|ops)$' });
+  });
+
+  it('refuses what cannot work, with the reason', async () => {
+    const e = engine();
+    const init = 'invalid provider_config: error initializing "okta" provider_config: ';
+    const cases: [Record<string, unknown>, string][] = [
+      [okta({ org_url: 'http://okta.example.com' }), 'org_url must use https'],
+      [okta({ org_url: 'not a url' }), 'invalid org_url: parse "not a url": invalid URL'],
+      [okta({ org_url: '' }), "'org_url' must be set in provider_config or oidc_discovery_url must be configured when fetch_groups=true"],
+      [okta({ api_token: '' }), "'api_token' is required in provider_config when fetch_groups=true"],
+      [okta({ groups_cap: -1 }), 'groups_cap must be >= 0'],
+      [okta({ groups_filter: '(' }), 'invalid groups_filter regex: '],
+      [okta({ fetch_groups: 'true' }), "'fetch_groups' expected type 'bool'"],
+    ];
+    for (const [provider_config, message] of cases) {
+      let err: unknown = null;
+      try {
+        await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], provider_config });
+      } catch (x) {
+        err = x;
+      }
+      expect((err as { status?: number })?.status, message).toBe(400);
+      expect((err as { errors: string[] }).errors[0]).toContain(init + message);
+    }
+    // Without fetch_groups neither the org nor a token is needed.
+    expect(await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], provider_config: { provider: 'okta', groups_filter: '^eng' } })).toEqual({});
+  });
+
+  it('keeps the token\'s groups below groups_cap, and reads them all from Okta at the cap', async () => {
+    await setOrg({ apiTokens: [TOKEN], users: { '00u1': { login: 'user-1', groups: manyGroups } } });
+    const e = await jwtMount(okta());
+    expect((await login(e, { groups: ['eng', 'ops'] })).login?.groupAliasNames).toEqual(['eng', 'ops']);
+    expect(await oktaCalls()).toBe(0);
+    // Three groups in the token: perhaps cut off. Okta has five, over three pages.
+    expect((await login(e, { groups: ['eng', 'ops', 'sre'] })).login?.groupAliasNames).toEqual(manyGroups);
+    expect(await oktaCalls()).toBe(3);
+    // No groups claim at all: asked too, by user_id_claim when set.
+    await setOrg({ apiTokens: [TOKEN], users: { '00u1': { login: 'alice@example.com', groups: ['eng'] } } });
+    const byEmail = await jwtMount(okta({ user_id_claim: 'email' }));
+    expect((await login(byEmail, {})).login?.groupAliasNames).toEqual(['eng']);
+  });
+
+  it('filters group names with groups_filter, from the token or from Okta', async () => {
+    await setOrg({ apiTokens: [TOKEN], users: { '00u1': { login: 'user-1', groups: manyGroups } } });
+    const e = await jwtMount(okta({ groups_filter: '^(eng|sec)$' }));
+    expect((await login(e, { groups: ['eng', 'ops'] })).login?.groupAliasNames).toEqual(['eng']);
+    expect((await login(e, { groups: ['eng', 'ops', 'sre'] })).login?.groupAliasNames).toEqual(['eng', 'sec']);
+    const tokenOnly = await jwtMount({ provider: 'okta', groups_filter: 'o' });
+    expect((await login(tokenOnly, { groups: ['eng', 'ops', 'sso'] })).login?.groupAliasNames).toEqual(['ops', 'sso']);
+    await expectError(login(tokenOnly, {}), 400, 'failed to fetch groups: "groups" claim not found in token');
+  });
+
+  it('fails the login when Okta refuses or its pages never end', async () => {
+    await setOrg({ apiTokens: ['another-token'], users: { '00u1': { login: 'user-1', groups: manyGroups } } });
+    const e = await jwtMount(okta());
+    await expectError(
+      login(e, {}),
+      400,
+      'failed to fetch groups: unable to fetch groups from Okta API: okta api returned 401: {"errorCode":"E0000011","errorSummary":"Invalid token provided","errorLink":"E0000011","errorId":"oae401","errorCauses":[]}',
+    );
+    await setOrg({ apiTokens: [TOKEN], users: { '00u1': { login: 'user-1', groups: manyGroups } }, loopLink: true });
+    await expectError(login(e, {}), 400, 'failed to fetch groups: unable to fetch groups from Okta API: okta API pagination exceeded 100 pages; possible circular Link header');
+    const byOid = await jwtMount(okta({ user_id_claim: 'oid' }));
+    await expectError(login(byOid, {}), 400, 'failed to fetch groups: unable to locate "oid" in claims for Okta user lookup');
+    await expectError(login(byOid, { oid: 7 }), 400, 'failed to fetch groups: claim "oid" is not a string; cannot use for Okta user lookup');
+  });
+
+  it('finds the next page in a Link header', () => {
+    expect(nextLink('<https://o.example/a>; rel="self", <https://o.example/a?after=2>; rel="next"')).toBe('https://o.example/a?after=2');
+    expect(nextLink('<https://o.example/a>; rel="self"')).toBe('');
+    expect(nextLink(null)).toBe('');
   });
 });
