@@ -108,7 +108,7 @@ export class MountObject extends DurableObject<Env> {
     if (this.hosted?.entry !== entry) {
       const type = backendType(entry.type);
       if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
-      const backend = type.create(entry.options, { authMounts: this.authMounts, googleAdminApi: this.env.GOOGLE_ADMIN_API_URL });
+      const backend = type.create(entry.options, { authMounts: this.authMounts, googleAdminApi: this.env.GOOGLE_ADMIN_API_URL, microsoftGraph: this.env.MICROSOFT_GRAPH_URL });
       const mountPoint = routePrefix(entry);
       this.hosted = {
         entry,

@@ -17,6 +17,8 @@ export interface Env {
   TOKEN_SHARDS?: string;
   /** The Google Admin SDK's base URL for the JWT gsuite provider, when not the public one (tests: an emulator). */
   GOOGLE_ADMIN_API_URL?: string;
+  /** Microsoft Graph's base URL for the JWT azure provider's fetch_groups, when not the public one (tests: an emulator). */
+  MICROSOFT_GRAPH_URL?: string;
   /** How long an object may reuse a token validation before asking the shard again (ms). */
   TOKEN_LEASE_MS?: string;
   MAX_REQUEST_SIZE?: string;

@@ -21,6 +21,8 @@ export interface MountHost {
   authMounts: MountDirectory;
   /** The Google Admin SDK's base URL when not the public one (GOOGLE_ADMIN_API_URL: an emulator). */
   googleAdminApi?: string;
+  /** Microsoft Graph's base URL when not the public one (MICROSOFT_GRAPH_URL: an emulator). */
+  microsoftGraph?: string;
 }
 
 export interface BackendType extends MountTypeInfo {

@@ -2,7 +2,9 @@
 import { inject } from 'vitest';
 import type { Tenant } from '../emulators/msgraph';
 
-const base = (): string => `http://127.0.0.1:${inject('msgraphPort')}`;
+/** The emulator's base URL: Microsoft Graph's stand-in. */
+export const graphBase = (): string => `http://127.0.0.1:${inject('msgraphPort')}`;
+const base = graphBase;
 
 /** The getMemberObjects URL an Azure ID token's distributed claims point at. */
 export const memberObjectsURL = (): string => `${base()}/v1.0/me/getMemberObjects`;

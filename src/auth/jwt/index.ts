@@ -7,17 +7,18 @@ import { configPaths } from './config';
 import { loginPaths } from './login';
 import { oidcPaths } from './oidc';
 import { GOOGLE_ADMIN_API } from './provider-gsuite';
+import { MICROSOFT_GRAPH, type GroupsContext } from './providers';
 import { loadRole, rolePaths } from './roles';
 
 export const JWT_UNAUTHENTICATED_PATHS = ['login', 'oidc/auth_url', 'oidc/callback'];
 
-/** `host.googleAdminApi`: the Google Admin SDK's URL, when not the public one (an emulator). */
-export function jwtBackend(_options: Record<string, string> | null = null, host?: Pick<MountHost, 'googleAdminApi'>): Backend {
-  const googleAdminApi = host?.googleAdminApi || GOOGLE_ADMIN_API;
+/** `host`: the Google Admin SDK's and Microsoft Graph's URLs, when not the public ones (emulators). */
+export function jwtBackend(_options: Record<string, string> | null = null, host?: Pick<MountHost, 'googleAdminApi' | 'microsoftGraph'>): Backend {
+  const apis: Omit<GroupsContext, 'accessToken'> = { googleAdminApi: host?.googleAdminApi || GOOGLE_ADMIN_API, microsoftGraph: host?.microsoftGraph || MICROSOFT_GRAPH };
   return {
     type: 'jwt',
     unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS,
-    paths: [...loginPaths(googleAdminApi), ...rolePaths(), ...configPaths(), ...oidcPaths(googleAdminApi)],
+    paths: [...loginPaths(apis), ...rolePaths(), ...configPaths(), ...oidcPaths(apis)],
     // A GET callback spends its OIDC state: serialised with the writes, so a state is used once.
     writingReadPaths: ['oidc/callback'],
     // A JWT login writes nothing of this mount's (the entity and token live elsewhere).

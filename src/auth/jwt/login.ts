@@ -69,7 +69,8 @@ export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: 
   };
 }
 
-export function loginPaths(googleAdminApi: string): PathDef[] {
+/** `apis`: where providers find the APIs they read groups from. */
+export function loginPaths(apis: Omit<GroupsContext, 'accessToken'>): PathDef[] {
   return [
     {
       pattern: 'login',
@@ -99,7 +100,7 @@ export function loginPaths(googleAdminApi: string): PathDef[] {
           if (role.boundAudiences.length === 0 && audienceOf(claims).length > 0) {
             throw badRequest('audience claim found in JWT but no audiences bound to the role');
           }
-          return { login: await loginFromClaims(config, role, claims, roleName, { accessToken: null, googleAdminApi }) };
+          return { login: await loginFromClaims(config, role, claims, roleName, { ...apis, accessToken: null }) };
         },
       },
     },

@@ -12,6 +12,7 @@ import type { Claims } from './claims';
 import { authType, hasResponseType, loadConfig, type JwtConfig } from './config';
 import { discoveryDocument } from './keysource';
 import { loginFromClaims } from './login';
+import type { GroupsContext } from './providers';
 import { exchangeCode, fetchUserInfo, type TokenSet } from './oidc-exchange';
 import { errorPage, formPostPage, htmlResponse } from './oidc-html';
 import { verifyIdToken } from './oidc-idtoken';
@@ -138,7 +139,7 @@ function answered(e: CofferError): LogicalResponse {
   return { raw: { status: e.status, body: { errors: e.errors } } };
 }
 
-async function callback(req: LogicalRequest, f: FieldData, googleAdminApi: string): Promise<LogicalResponse> {
+async function callback(req: LogicalRequest, f: FieldData, apis: Omit<GroupsContext, 'accessToken'>): Promise<LogicalResponse> {
   const config = await loadConfig(req.storage);
   if (!config) throw badRequest(`${LOGIN_FAILED} Could not load configuration`);
   // The state is spent whatever happens next (and an expired one is deleted when found): refusals
@@ -146,14 +147,14 @@ async function callback(req: LogicalRequest, f: FieldData, googleAdminApi: strin
   const pending = await takePending(req.storage, bareState(f.get<string>('state')));
   if (!pending) return answered(badRequest(`${LOGIN_FAILED} Expired or missing OAuth state.`));
   try {
-    return await finishLogin(req, f, config, pending, googleAdminApi);
+    return await finishLogin(req, f, config, pending, apis);
   } catch (e) {
     if (e instanceof CofferError) return answered(e);
     throw e;
   }
 }
 
-async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig, pending: PendingRequest, googleAdminApi: string): Promise<LogicalResponse> {
+async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig, pending: PendingRequest, apis: Omit<GroupsContext, 'accessToken'>): Promise<LogicalResponse> {
   const role = await loadRole(req.storage, pending.role);
   if (!role) throw badRequest(`${LOGIN_FAILED} Role could not be found`);
   const providerError = f.get<string>('error_description');
@@ -214,7 +215,7 @@ async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig,
   if (role.verboseOidcLogging) console.debug(`${req.mountPoint}: OIDC provider response claims=${JSON.stringify(claims)}`);
 
   try {
-    return { login: await loginFromClaims(config, role, claims, pending.role, { accessToken: tokens?.accessToken || null, googleAdminApi }) };
+    return { login: await loginFromClaims(config, role, claims, pending.role, { ...apis, accessToken: tokens?.accessToken || null }) };
   } catch (e) {
     if (e instanceof CofferError && e.status === 400) throw badRequest(`${LOGIN_FAILED} ${e.errors.join('; ')}`);
     throw e;
@@ -239,8 +240,8 @@ async function formPostCallback(req: LogicalRequest, f: FieldData): Promise<Logi
   return htmlResponse(200, formPostPage(mount, state));
 }
 
-/** `googleAdminApi`: where the gsuite provider reads the Admin SDK. */
-export function oidcPaths(googleAdminApi: string): PathDef[] {
+/** `apis`: where providers find the APIs they read groups from. */
+export function oidcPaths(apis: Omit<GroupsContext, 'accessToken'>): PathDef[] {
   return [
     {
       pattern: 'oidc/auth_url',
@@ -252,7 +253,7 @@ export function oidcPaths(googleAdminApi: string): PathDef[] {
       pattern: 'oidc/callback',
       fields: callbackFields,
       summary: 'Callback endpoint to complete an OIDC login (GET), or to receive a form_post (POST).',
-      operations: { read: (req, f) => callback(req, f, googleAdminApi), update: formPostCallback },
+      operations: { read: (req, f) => callback(req, f, apis), update: formPostCallback },
     },
   ];
 }

@@ -2,19 +2,29 @@
 // custom providers). SecureAuth sends groups as one comma-separated string, IBM ISAM as one
 // space-separated string, and Azure leaves them out of a token past its group limit, pointing at
 // Microsoft Graph instead (OIDC distributed claims), where they are read with the access token of
-// the OIDC code exchange. Google Workspace groups and user schemas come from its Directory API
-// (provider-gsuite.ts), and Okta's capped group claims are completed from its admin API
-// (provider-okta.ts). Providers not built here are refused when the config is written rather than
-// accepted and ignored.
+// the OIDC code exchange (with fetch_groups, every time). Google Workspace groups and user
+// schemas come from its Directory API (provider-gsuite.ts), and Okta's capped group claims are
+// completed from its admin API (provider-okta.ts). Providers not built here are refused when the
+// config is written rather than accepted and ignored.
+//
+// Departure from Vault: a provider's groups are the groups whatever groups_claim is called (Vault
+// puts them in the "groups" claim and then reads groups_claim, so another name sees the raw
+// claim). They also replace the "groups" claim, as in Vault, for bound_claims.
 
 import { ClaimError, getClaim, type Claims } from './claims';
 import { checkGsuiteKey, parseGsuiteConfig, workspaceCustomSchemas, workspaceGroups, type GsuiteConfig } from './provider-gsuite';
 import { oktaGroups, parseOktaConfig, type OktaConfig } from './provider-okta';
 
-export type Provider = { name: 'azure' | 'ibmisam' | 'secureauth' } | { name: 'gsuite'; gsuite: GsuiteConfig } | { name: 'okta'; okta: OktaConfig };
+export const MICROSOFT_GRAPH = 'https://graph.microsoft.com';
 
-const SIMPLE = new Set<string>(['azure', 'ibmisam', 'secureauth']);
-/** Vault's other providers: known, but not available here. */
+export type Provider =
+  | { name: 'ibmisam' | 'secureauth' }
+  | { name: 'azure'; fetchGroups: boolean }
+  | { name: 'gsuite'; gsuite: GsuiteConfig }
+  | { name: 'okta'; okta: OktaConfig };
+
+const SIMPLE = new Set<string>(['ibmisam', 'secureauth']);
+/** Vault's other providers: known, but not available here (kubernetes reads a pod's service account files). */
 const UNSUPPORTED = new Set<string>(['kubernetes']);
 /** provider_config keys never read back, by provider. */
 const SENSITIVE: Record<string, string[]> = { gsuite: ['gsuite_service_account'], okta: ['api_token'] };
@@ -45,13 +55,14 @@ export function configuredProvider(pc: Record<string, unknown>, oidcDiscoveryUrl
       throw new ProviderConfigError(`error initializing "okta" provider_config: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
-  if (!SIMPLE.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} not found in custom providers`);
-  if (name === 'azure' && pc.fetch_groups !== undefined && pc.fetch_groups !== false) {
-    // Reading every group from graph.microsoft.com regardless of the token is not built; the
-    // groups a token leaves out are still read from its distributed claims.
-    throw new ProviderConfigError(`error initializing "azure" provider_config: fetch_groups is not supported by this server`);
+  if (name === 'azure') {
+    if (pc.fetch_groups !== undefined && typeof pc.fetch_groups !== 'boolean') {
+      throw new ProviderConfigError(`error initializing "azure" provider_config: 'fetch_groups' expected type 'bool', got ${JSON.stringify(pc.fetch_groups)}`);
+    }
+    return { name, fetchGroups: pc.fetch_groups === true };
   }
-  return { name: name as 'azure' | 'ibmisam' | 'secureauth' };
+  if (!SIMPLE.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} not found in custom providers`);
+  return { name: name as 'ibmisam' | 'secureauth' };
 }
 
 /** Checks on config write what parsing cannot: that a service account key can sign. */
@@ -75,6 +86,8 @@ export interface GroupsContext {
   accessToken: string | null;
   /** Where the Google Admin SDK is (its public URL unless the host says otherwise). */
   googleAdminApi: string;
+  /** Where Microsoft Graph is, for Azure's fetch_groups (its public URL unless the host says otherwise). */
+  microsoftGraph: string;
 }
 
 /** The user claim as a provider's API names the user (Vault: the role's user_claim, pointers allowed). */
@@ -114,6 +127,13 @@ export async function providerGroups(provider: Provider, claims: Claims, groupsC
       raw = await workspaceGroups(provider.gsuite, ctx.googleAdminApi, apiUser(claims, userClaim));
     } catch (e) {
       throw new ClaimError(`failed to fetch groups: ${apiFailure(e).message}`);
+    }
+  } else if (provider.name === 'azure' && provider.fetchGroups) {
+    // Every group of the signed-in user, whatever the token carries.
+    try {
+      raw = await graphGroups(`${ctx.microsoftGraph.replace(/\/+$/, '')}/v1.0/me/getMemberObjects`, ctx.accessToken);
+    } catch (e) {
+      throw new ClaimError(`failed to fetch groups: unable to fetch groups from Microsoft Graph API: ${e instanceof Error ? e.message : String(e)}`);
     }
   } else if (provider.name === 'azure' && raw === undefined) {
     const source = claimSource(claims, groupsClaim);

@@ -18,10 +18,10 @@ export interface Engine {
   storage: MemoryStorage;
 }
 
-/** `googleAdminApi`: where the gsuite provider finds the Admin SDK (the emulator's URL). */
-export function engine(googleAdminApi?: string): Engine {
+/** `apis`: where providers find the APIs they call (the emulators' URLs). */
+export function engine(apis: { googleAdminApi?: string; microsoftGraph?: string } = {}): Engine {
   const storage = new MemoryStorage();
-  const backend = jwtBackend(null, { googleAdminApi });
+  const backend = jwtBackend(null, apis);
   return {
     storage,
     call: (operation, path, data = {}, opts = {}) => {

@@ -41,10 +41,11 @@ export interface Flow {
   pending(state: string): Promise<PendingRequest | null>;
 }
 
-export async function flow(config: Record<string, unknown> = {}, role: Record<string, unknown> = {}, idpScript: Parameters<typeof script>[1] = {}): Promise<Flow> {
+/** `apis`: where the engine's providers find the APIs they call (emulators). */
+export async function flow(config: Record<string, unknown> = {}, role: Record<string, unknown> = {}, idpScript: Parameters<typeof script>[1] = {}, apis: Parameters<typeof engine>[0] = {}): Promise<Flow> {
   const idp = newProviderName();
   await script(idp, idpScript);
-  const e = engine();
+  const e = engine(apis);
   const w = await e.call('write', 'config', { oidc_discovery_url: stubIssuer(idp), ...CLIENT, ...config });
   expect(w).toEqual({});
   await e.call('write', 'role/web', { ...ROLE, ...role });

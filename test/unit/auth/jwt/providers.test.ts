@@ -9,7 +9,7 @@ import { exportPKCS8, exportSPKI, generateKeyPair } from 'jose';
 import { graphURL } from '../../../../src/auth/jwt/providers';
 import { getJSON, putJSON } from '../../../../src/framework/storage';
 import { googleApi, googleStats, googleTokenURI, setDirectory } from '../../../helpers/google-directory';
-import { graphCalls, memberObjectsURL, setTenant } from '../../../helpers/msgraph';
+import { graphBase, graphCalls, memberObjectsURL, setTenant } from '../../../helpers/msgraph';
 import { oktaCalls, oktaOrg, setOrg } from '../../../helpers/okta';
 import { nextLink } from '../../../../src/auth/jwt/provider-okta';
 import { stubIssuer, script } from '../../../helpers/oidc-stub';
@@ -17,6 +17,8 @@ import { claims, engine, expectError, makeKey, sign, type Engine, type TestKey }
 import { expectAnswered, flow, idClaims, LOGIN_FAILED } from './oidc-flow';
 
 const ISS = 'https://issuer.example';
+/** The emulators, for the engine's providers. */
+const APIS = () => ({ googleAdminApi: googleApi(), microsoftGraph: graphBase() });
 let key: TestKey;
 
 beforeAll(async () => {
@@ -24,7 +26,7 @@ beforeAll(async () => {
 });
 
 async function jwtMount(providerConfig: Record<string, unknown>, role: Record<string, unknown> = {}): Promise<Engine> {
-  const e = engine(googleApi());
+  const e = engine(APIS());
   await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], bound_issuer: ISS, provider_config: providerConfig });
   await e.call('write', 'role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'coffer', groups_claim: 'groups', token_policies: 'dev', ...role });
   return e;
@@ -37,7 +39,7 @@ const distributed = (endpoint: string) => ({ _claim_names: { groups: 'src1' }, _
 
 describe('provider_config on config write', () => {
   it('takes the providers it supports and reads them back', async () => {
-    for (const provider_config of [{ provider: 'azure' }, { provider: 'secureauth' }, { provider: 'ibmisam' }, { provider: 'azure', fetch_groups: false }, {}]) {
+    for (const provider_config of [{ provider: 'azure' }, { provider: 'secureauth' }, { provider: 'ibmisam' }, { provider: 'azure', fetch_groups: true }, {}]) {
       const e = engine();
       expect(await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], provider_config })).toEqual({});
       expect((await e.call('read', 'config')).data!.provider_config).toEqual(provider_config);
@@ -53,7 +55,7 @@ describe('provider_config on config write', () => {
       [{ provider: 'keycloak' }, 'invalid provider_config: provider "keycloak" not found in custom providers'],
       [{ provider: 'kubernetes' }, 'invalid provider_config: provider "kubernetes" is not supported by this server'],
       [{ provider: 'gsuite', gsuite_admin_impersonate: 'admin@example.com' }, 'invalid provider_config: error initializing "gsuite" provider_config: \'gsuite_service_account\' must be the contents of a JSON service account key file'],
-      [{ provider: 'azure', fetch_groups: true }, 'invalid provider_config: error initializing "azure" provider_config: fetch_groups is not supported by this server'],
+      [{ provider: 'azure', fetch_groups: 'yes' }, 'invalid provider_config: error initializing "azure" provider_config: \'fetch_groups\' expected type \'bool\', got "yes"'],
     ];
     for (const [provider_config, message] of cases) {
       await expectError(e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], provider_config }), 400, message);
@@ -145,6 +147,20 @@ describe('Azure', () => {
     expect(await graphCalls(f.idp)).toBe(0);
   });
 
+  it('with fetch_groups, reads every group from Microsoft Graph whatever the token carries', async () => {
+    const f = await flow({ provider_config: { provider: 'azure', fetch_groups: true } }, {}, {}, APIS());
+    await setTenant(f.idp, { userinfo: `${stubIssuer(f.idp)}/userinfo`, members: { alice: ['g-1', 'g-2'] } });
+    const s = await f.start();
+    await script(f.idp, { claims: idClaims(s.nonce, { groups: ['in-token'] }) });
+    expect((await f.callback({ state: s.state, code: 'c' })).login?.groupAliasNames).toEqual(['g-1', 'g-2']);
+    expect(await graphCalls(f.idp)).toBe(1);
+    // A JWT login has no access token to ask with.
+    const e = engine(APIS());
+    await e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], bound_issuer: ISS, provider_config: { provider: 'azure', fetch_groups: true } });
+    await e.call('write', 'role/dev', { role_type: 'jwt', user_claim: 'sub', bound_audiences: 'coffer', groups_claim: 'groups' });
+    await expectError(login(e, { groups: ['g'] }), 400, 'failed to fetch groups: unable to fetch groups from Microsoft Graph API: token unavailable to call Microsoft Graph API');
+  });
+
   it('asks Microsoft Graph in place of the retired Azure AD Graph', () => {
     expect(graphURL('https://graph.windows.net/tenant-1/users/u-1/getMemberObjects')).toBe('https://graph.microsoft.com/v1.0/tenant-1/users/u-1/getMemberObjects');
     expect(graphURL('https://graph.microsoftazure.us/t/users/u/getMemberObjects')).toBe('https://graph.microsoft.us/v1.0/t/users/u/getMemberObjects');
@@ -175,7 +191,7 @@ describe('Google Workspace', () => {
 
   it('refuses what cannot work, with the reason', async () => {
     const sa = await serviceAccount();
-    const e = engine(googleApi());
+    const e = engine(APIS());
     const init = 'invalid provider_config: error initializing "gsuite" provider_config: ';
     const cases: [Record<string, unknown>, string][] = [
       [{ gsuite_service_account: '' }, "'gsuite_service_account' must be the contents of a JSON service account key file"],
