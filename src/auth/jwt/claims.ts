@@ -81,12 +81,7 @@ export function goValue(v: unknown): string {
   return String(v);
 }
 
-/** The group alias names from groups_claim (empty strings skipped). */
-export function extractGroups(claims: Claims, groupsClaim: string): string[] {
-  return groupNames(getClaim(claims, groupsClaim), groupsClaim);
-}
-
-/** Group alias names from the groups claim's value (undefined: the claim is missing). */
+/** Group alias names from the groups claim's value (undefined: the claim is missing; empty names skipped). */
 export function groupNames(raw: unknown, groupsClaim: string): string[] {
   if (raw === undefined) throw new ClaimError(`failed to fetch groups: ${JSON.stringify(groupsClaim)} claim not found in token`);
   const list = normalizeList(raw);

@@ -7,14 +7,14 @@ import { configPaths } from './config';
 import { loginPaths } from './login';
 import { oidcPaths } from './oidc';
 import { GOOGLE_ADMIN_API } from './provider-gsuite';
-import { MICROSOFT_GRAPH, type GroupsContext } from './providers';
+import { MICROSOFT_GRAPH, type ProviderApis } from './providers';
 import { loadRole, rolePaths } from './roles';
 
 export const JWT_UNAUTHENTICATED_PATHS = ['login', 'oidc/auth_url', 'oidc/callback'];
 
 /** `host`: the Google Admin SDK's and Microsoft Graph's URLs, when not the public ones (emulators). */
 export function jwtBackend(_options: Record<string, string> | null = null, host?: Pick<MountHost, 'googleAdminApi' | 'microsoftGraph'>): Backend {
-  const apis: Omit<GroupsContext, 'accessToken'> = { googleAdminApi: host?.googleAdminApi || GOOGLE_ADMIN_API, microsoftGraph: host?.microsoftGraph || MICROSOFT_GRAPH };
+  const apis: ProviderApis = { googleAdminApi: host?.googleAdminApi || GOOGLE_ADMIN_API, microsoftGraph: host?.microsoftGraph || MICROSOFT_GRAPH };
   return {
     type: 'jwt',
     unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS,

@@ -9,7 +9,7 @@ import type { FieldSchemas } from '../../framework/fields';
 import { tokenLoginFields } from '../token-fields';
 import { ClaimError, getClaim, groupNames, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from './claims';
 import { loadConfig, type JwtConfig } from './config';
-import { configuredProvider, ProviderConfigError, providerGroups, providerUserInfo, type GroupsContext, type Provider } from './providers';
+import { configuredProvider, ProviderConfigError, providerGroups, providerUserInfo, type GroupsContext, type Provider, type ProviderApis } from './providers';
 import { loadRole, type JwtRole } from './roles';
 import { audienceOf, loginExpectations, TokenValidationError, validateToken } from './validate';
 
@@ -70,7 +70,7 @@ export async function loginFromClaims(config: JwtConfig, role: JwtRole, claims: 
 }
 
 /** `apis`: where providers find the APIs they read groups from. */
-export function loginPaths(apis: Omit<GroupsContext, 'accessToken'>): PathDef[] {
+export function loginPaths(apis: ProviderApis): PathDef[] {
   return [
     {
       pattern: 'login',

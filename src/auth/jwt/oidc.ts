@@ -12,7 +12,7 @@ import type { Claims } from './claims';
 import { authType, hasResponseType, loadConfig, type JwtConfig } from './config';
 import { discoveryDocument } from './keysource';
 import { loginFromClaims } from './login';
-import type { GroupsContext } from './providers';
+import type { ProviderApis } from './providers';
 import { exchangeCode, fetchUserInfo, type TokenSet } from './oidc-exchange';
 import { errorPage, formPostPage, htmlResponse } from './oidc-html';
 import { verifyIdToken } from './oidc-idtoken';
@@ -139,7 +139,7 @@ function answered(e: CofferError): LogicalResponse {
   return { raw: { status: e.status, body: { errors: e.errors } } };
 }
 
-async function callback(req: LogicalRequest, f: FieldData, apis: Omit<GroupsContext, 'accessToken'>): Promise<LogicalResponse> {
+async function callback(req: LogicalRequest, f: FieldData, apis: ProviderApis): Promise<LogicalResponse> {
   const config = await loadConfig(req.storage);
   if (!config) throw badRequest(`${LOGIN_FAILED} Could not load configuration`);
   // The state is spent whatever happens next (and an expired one is deleted when found): refusals
@@ -154,7 +154,7 @@ async function callback(req: LogicalRequest, f: FieldData, apis: Omit<GroupsCont
   }
 }
 
-async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig, pending: PendingRequest, apis: Omit<GroupsContext, 'accessToken'>): Promise<LogicalResponse> {
+async function finishLogin(req: LogicalRequest, f: FieldData, config: JwtConfig, pending: PendingRequest, apis: ProviderApis): Promise<LogicalResponse> {
   const role = await loadRole(req.storage, pending.role);
   if (!role) throw badRequest(`${LOGIN_FAILED} Role could not be found`);
   const providerError = f.get<string>('error_description');
@@ -241,7 +241,7 @@ async function formPostCallback(req: LogicalRequest, f: FieldData): Promise<Logi
 }
 
 /** `apis`: where providers find the APIs they read groups from. */
-export function oidcPaths(apis: Omit<GroupsContext, 'accessToken'>): PathDef[] {
+export function oidcPaths(apis: ProviderApis): PathDef[] {
   return [
     {
       pattern: 'oidc/auth_url',

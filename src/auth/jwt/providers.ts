@@ -81,6 +81,9 @@ export function providerConfigView(pc: Record<string, unknown>): Record<string, 
   return Object.fromEntries(Object.entries(pc).filter(([k]) => !hidden.includes(k)));
 }
 
+/** Where providers find the APIs they call (GroupsContext without the login's access token). */
+export type ProviderApis = Omit<GroupsContext, 'accessToken'>;
+
 export interface GroupsContext {
   /** The OIDC code exchange's access token; null for JWT logins (no token to call APIs with). */
   accessToken: string | null;
