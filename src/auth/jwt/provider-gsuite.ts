@@ -6,6 +6,7 @@
 // files to read a key path from.
 
 import { importPKCS8, SignJWT, type CryptoKey } from 'jose';
+import { option } from './provider-options';
 
 /** The Admin SDK's base URL; a host may point it elsewhere (an emulator in tests). */
 export const GOOGLE_ADMIN_API = 'https://admin.googleapis.com';
@@ -24,24 +25,14 @@ export interface GsuiteConfig {
   userCustomSchemas: string;
 }
 
-const goType = (v: unknown): string => (typeof v === 'number' ? (Number.isInteger(v) ? 'int' : 'float64') : typeof v === 'boolean' ? 'bool' : typeof v === 'string' ? 'string' : Array.isArray(v) ? 'slice' : 'map');
-
-function typed<T>(pc: Record<string, unknown>, key: string, kind: 'string' | 'boolean' | 'int', fallback: T): T {
-  const v = pc[key];
-  if (v === undefined || v === null) return fallback;
-  const ok = kind === 'int' ? typeof v === 'number' && Number.isInteger(v) : typeof v === kind;
-  if (!ok) throw new Error(`'${key}' expected type '${kind === 'boolean' ? 'bool' : kind}', got unconvertible type '${goType(v)}'`);
-  return v as T;
-}
-
 /** Validates a gsuite provider_config (Vault's Initialize); throws with the reason. */
 export function parseGsuiteConfig(pc: Record<string, unknown>): GsuiteConfig {
-  const serviceAccount = typed(pc, 'gsuite_service_account', 'string', '');
-  const admin = typed(pc, 'gsuite_admin_impersonate', 'string', '');
-  const fetchGroups = typed(pc, 'fetch_groups', 'boolean', false);
-  const fetchUserInfo = typed(pc, 'fetch_user_info', 'boolean', false);
-  const recurseMaxDepth = typed(pc, 'groups_recurse_max_depth', 'int', 0);
-  const userCustomSchemas = typed(pc, 'user_custom_schemas', 'string', '');
+  const serviceAccount = option(pc, 'gsuite_service_account', 'string', '');
+  const admin = option(pc, 'gsuite_admin_impersonate', 'string', '');
+  const fetchGroups = option(pc, 'fetch_groups', 'boolean', false);
+  const fetchUserInfo = option(pc, 'fetch_user_info', 'boolean', false);
+  const recurseMaxDepth = option(pc, 'groups_recurse_max_depth', 'int', 0);
+  const userCustomSchemas = option(pc, 'user_custom_schemas', 'string', '');
   if (serviceAccount === '') throw new Error("'gsuite_service_account' must be the contents of a JSON service account key file");
   if (admin === '') throw new Error("'gsuite_admin_impersonate' must be set to an email address of a G Suite user with 'Read' permission to access the G Suite Admin User and Group APIs");
   if (recurseMaxDepth < 0) throw new Error("'gsuite_recurse_max_depth' must be a positive integer");

@@ -6,6 +6,7 @@
 // to protect the API token on; it lets the provider be tested against a local emulator).
 
 import { ClaimError, getClaim, type Claims } from './claims';
+import { option } from './provider-options';
 
 export interface OktaConfig {
   orgUrl: string;
@@ -21,22 +22,14 @@ const DEFAULT_GROUPS_CAP = 100;
 const MAX_PAGES = 100;
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
-function field<T>(pc: Record<string, unknown>, key: string, kind: 'string' | 'boolean' | 'int', fallback: T): T {
-  const v = pc[key];
-  if (v === undefined || v === null) return fallback;
-  const ok = kind === 'int' ? typeof v === 'number' && Number.isInteger(v) : typeof v === kind;
-  if (!ok) throw new Error(`'${key}' expected type '${kind === 'boolean' ? 'bool' : kind}', got ${JSON.stringify(v)}`);
-  return v as T;
-}
-
 /** Validates an okta provider_config (Vault's Initialize); throws with the reason. */
 export function parseOktaConfig(pc: Record<string, unknown>, oidcDiscoveryUrl: string): OktaConfig {
-  let orgUrl = field(pc, 'org_url', 'string', '');
-  const apiToken = field(pc, 'api_token', 'string', '');
-  const userIdClaim = field(pc, 'user_id_claim', 'string', '');
-  let groupsCap = field(pc, 'groups_cap', 'int', 0);
-  const filter = field(pc, 'groups_filter', 'string', '');
-  const fetchGroups = field(pc, 'fetch_groups', 'boolean', false);
+  let orgUrl = option(pc, 'org_url', 'string', '');
+  const apiToken = option(pc, 'api_token', 'string', '');
+  const userIdClaim = option(pc, 'user_id_claim', 'string', '');
+  let groupsCap = option(pc, 'groups_cap', 'int', 0);
+  const filter = option(pc, 'groups_filter', 'string', '');
+  const fetchGroups = option(pc, 'fetch_groups', 'boolean', false);
   if (orgUrl === '' && oidcDiscoveryUrl !== '') {
     try {
       const u = new URL(oidcDiscoveryUrl);

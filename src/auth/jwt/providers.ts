@@ -14,6 +14,7 @@
 import { ClaimError, getClaim, type Claims } from './claims';
 import { checkGsuiteKey, parseGsuiteConfig, workspaceCustomSchemas, workspaceGroups, type GsuiteConfig } from './provider-gsuite';
 import { oktaGroups, parseOktaConfig, type OktaConfig } from './provider-okta';
+import { option } from './provider-options';
 
 export const MICROSOFT_GRAPH = 'https://graph.microsoft.com';
 
@@ -56,10 +57,11 @@ export function configuredProvider(pc: Record<string, unknown>, oidcDiscoveryUrl
     }
   }
   if (name === 'azure') {
-    if (pc.fetch_groups !== undefined && typeof pc.fetch_groups !== 'boolean') {
-      throw new ProviderConfigError(`error initializing "azure" provider_config: 'fetch_groups' expected type 'bool', got ${JSON.stringify(pc.fetch_groups)}`);
+    try {
+      return { name, fetchGroups: option(pc, 'fetch_groups', 'boolean', false) };
+    } catch (e) {
+      throw new ProviderConfigError(`error initializing "azure" provider_config: ${e instanceof Error ? e.message : String(e)}`);
     }
-    return { name, fetchGroups: pc.fetch_groups === true };
   }
   if (!SIMPLE.has(name)) throw new ProviderConfigError(`provider ${JSON.stringify(name)} not found in custom providers`);
   return { name: name as 'ibmisam' | 'secureauth' };

@@ -55,7 +55,7 @@ describe('provider_config on config write', () => {
       [{ provider: 'keycloak' }, 'invalid provider_config: provider "keycloak" not found in custom providers'],
       [{ provider: 'kubernetes' }, 'invalid provider_config: provider "kubernetes" is not supported by this server'],
       [{ provider: 'gsuite', gsuite_admin_impersonate: 'admin@example.com' }, 'invalid provider_config: error initializing "gsuite" provider_config: \'gsuite_service_account\' must be the contents of a JSON service account key file'],
-      [{ provider: 'azure', fetch_groups: 'yes' }, 'invalid provider_config: error initializing "azure" provider_config: \'fetch_groups\' expected type \'bool\', got "yes"'],
+      [{ provider: 'azure', fetch_groups: 'yes' }, 'invalid provider_config: error initializing "azure" provider_config: \'fetch_groups\' expected type \'bool\', got unconvertible type \'string\''],
     ];
     for (const [provider_config, message] of cases) {
       await expectError(e.call('write', 'config', { jwt_validation_pubkeys: [key.pem], provider_config }), 400, message);
