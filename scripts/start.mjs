@@ -47,6 +47,11 @@ async function firstStart(url) {
   say('Mounted a kv version 2 secrets engine at secret/.');
 }
 
+/** Where the JWT method's providers find Google's and Microsoft's APIs, when set (emulators). */
+function apiOverrides() {
+  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+}
+
 async function main() {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
@@ -57,7 +62,7 @@ async function main() {
     persistDir: path.join(dataDir, 'do'),
     logLevel,
     inspectorPort: process.env.COFFER_INSPECTOR_PORT ? Number(process.env.COFFER_INSPECTOR_PORT) : undefined,
-    bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}) },
+    bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}), ...apiOverrides() },
   });
 
   let stopping = false;
