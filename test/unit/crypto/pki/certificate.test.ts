@@ -31,6 +31,7 @@ import {
 } from '../../../../src/crypto/pki/certificate';
 import { encodePrivateKey, generateKey, signerFor, subjectKeyId, type PkiKey, type PkiKeyType } from '../../../../src/crypto/pki/keys';
 import { randomSerial } from '../../../../src/crypto/pki/serial';
+import { certTemplate } from '../../../helpers/pki';
 import {
   AuthorityInfoAccessExtension,
   AuthorityKeyIdentifierExtension,
@@ -59,30 +60,7 @@ async function expect400(p: Promise<unknown> | (() => unknown), text: string): P
   expect((err as CofferError).errors[0]).toContain(text);
 }
 
-function template(key: PkiKey, over: Partial<CertTemplate> = {}): CertTemplate {
-  const now = Date.now();
-  return {
-    serial: randomSerial(),
-    subject: { ...emptySubject(), commonName: 'test' },
-    sans: emptySans(),
-    notBefore: new Date(now - 30_000),
-    notAfter: new Date(now + 86_400_000),
-    spki: key.spki,
-    isCA: false,
-    maxPathLength: -1,
-    basicConstraintsForNonCA: false,
-    keyUsage: [],
-    extKeyUsage: [],
-    extKeyUsageOids: [],
-    permittedDnsDomains: [],
-    policyIdentifiers: [],
-    issuingCertificates: [],
-    ocspServers: [],
-    crlDistributionPoints: [],
-    deltaCrlDistributionPoints: [],
-    ...over,
-  };
-}
+const template = (key: PkiKey, over: Partial<CertTemplate> = {}): CertTemplate => certTemplate(key.spki, over);
 
 async function selfSigned(key: PkiKey, over: Partial<CertTemplate> = {}, bits = 0, pss = false): Promise<Uint8Array> {
   const issuer: IssuerForSigning = { subjectDer: null, skid: await subjectKeyId(key.spki), signer: await signerFor(key, bits, pss) };

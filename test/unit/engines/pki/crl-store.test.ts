@@ -2,7 +2,7 @@
 // built into a signed CRL stored in chunks below the storage value limit, and read back whole.
 // Also: numbering across complete and delta CRLs, chunk clean-up, revocation cost, grouping.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildCertificate, emptySans, emptySubject, parseCertificate } from '../../../../src/crypto/pki/certificate';
+import { buildCertificate, emptySubject, parseCertificate } from '../../../../src/crypto/pki/certificate';
 import { parseCrl } from '../../../../src/crypto/pki/crl';
 import { generateKey, signerFor, subjectKeyId, verifySignature, type PkiKey } from '../../../../src/crypto/pki/keys';
 import { randomSerial } from '../../../../src/crypto/pki/serial';
@@ -11,6 +11,7 @@ import { formatRFC3339Nano } from '../../../../src/framework/duration';
 import { compareKeys, MemoryStorage, putJSON, type StorageOp } from '../../../../src/framework/storage';
 import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import { AsnConvert } from '@peculiar/asn1-schema';
+import { certTemplate } from '../../../helpers/pki';
 import {
   CRL_CHUNK_SIZE,
   crlIdOf,
@@ -73,26 +74,13 @@ async function makeCa(storage: MemoryStorage, id: string, keyOf?: PkiKey, cn = '
   const skid = await subjectKeyId(key.spki);
   const now = Date.now();
   const der = await buildCertificate(
-    {
-      serial: randomSerial(),
+    certTemplate(key.spki, {
       subject: { ...emptySubject(), commonName: cn },
-      sans: emptySans(),
       notBefore: new Date(now - 60_000),
       notAfter: new Date(now + 365 * DAY),
-      spki: key.spki,
       isCA: true,
-      maxPathLength: -1,
-      basicConstraintsForNonCA: false,
       keyUsage: ['CertSign', 'CRLSign'],
-      extKeyUsage: [],
-      extKeyUsageOids: [],
-      permittedDnsDomains: [],
-      policyIdentifiers: [],
-      issuingCertificates: [],
-      ocspServers: [],
-      crlDistributionPoints: [],
-      deltaCrlDistributionPoints: [],
-    },
+    }),
     { subjectDer: null, skid, signer: await signerFor(key, 0, false) },
   );
   await saveKey(storage, { id: keyId, name: '', type: key.type, bits: key.bits, pkcs8: toBase64(key.pkcs8), spki: toBase64(key.spki) });
@@ -175,26 +163,12 @@ describe('100,000 revoked certificates', () => {
     const before = new Map(mountStorage.data);
     const leafKey = await generateKey('ec', 256);
     const leafDer = await buildCertificate(
-      {
-        serial: randomSerial(),
+      certTemplate(leafKey.spki, {
         subject: { ...emptySubject(), commonName: 'leaf.example.com' },
-        sans: emptySans(),
         notBefore: new Date(now - 60_000),
         notAfter: new Date(now + DAY),
-        spki: leafKey.spki,
-        isCA: false,
-        maxPathLength: -1,
-        basicConstraintsForNonCA: false,
         keyUsage: ['DigitalSignature'],
-        extKeyUsage: [],
-        extKeyUsageOids: [],
-        permittedDnsDomains: [],
-        policyIdentifiers: [],
-        issuingCertificates: [],
-        ocspServers: [],
-        crlDistributionPoints: [],
-        deltaCrlDistributionPoints: [],
-      },
+      }),
       { subjectDer: parseCertificate(ca.der).subjectDer, skid: await subjectKeyId(ca.key.spki), signer: await signerFor(ca.key, 0, false) },
     );
     const leaf = parseCertificate(leafDer);

@@ -2,7 +2,7 @@
 // Vault's message, and names smuggled in a CSR (SANs, IPs, URIs, other SANs, serial numbers, user
 // ids) refusing the request as a whole.
 import { describe, expect, it } from 'vitest';
-import type { SanSet, SubjectFields } from '../../../../src/crypto/pki/certificate';
+import { emptySans, emptySubject, type SanSet, type SubjectFields } from '../../../../src/crypto/pki/certificate';
 import type { ParsedCsr } from '../../../../src/crypto/pki/csr';
 import { CofferError } from '../../../../src/framework/errors';
 import { FieldData } from '../../../../src/framework/fields';
@@ -30,19 +30,6 @@ const request = (r: Partial<LeafNameRequest> = {}): LeafNameRequest => ({
   ...r,
 });
 
-const emptySubject = (): SubjectFields => ({
-  commonName: '',
-  ou: [],
-  organization: [],
-  country: [],
-  locality: [],
-  province: [],
-  streetAddress: [],
-  postalCode: [],
-  serialNumber: '',
-  userIds: [],
-});
-const emptySans = (): SanSet => ({ dnsNames: [], emails: [], ips: [], uris: [], otherNames: [] });
 
 /** The parts of a parsed CSR the name policy reads. */
 function csr(subject: Partial<SubjectFields> = {}, sans: Partial<SanSet> = {}): ParsedCsr {
