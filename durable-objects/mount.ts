@@ -13,6 +13,7 @@ import { CachedMountDirectory } from '../src/core/identity/mount-directory';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier';
+import { GroupedWrites } from '../src/core/grouped-writes';
 import { LeaseManager, leaseData } from '../src/core/leases';
 import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/core/logical';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
@@ -59,7 +60,12 @@ export type RenewReply = { ok: true; limits: RenewLimits; mountMaxTTL: number } 
 export class MountObject extends DurableObject<Env> {
   private readonly keyring: RemoteKeyring;
   private readonly physical: SqlPhysical;
+  /** Writes of requests served together are committed together (src/core/grouped-writes.ts). */
+  private readonly grouped: GroupedWrites;
+  /** Storage for everything but handle(): it sees and orders after every staged write. */
   private readonly barrier: BarrierStorage;
+  /** Storage for handle(), whose replies wait for grouped.durable(). */
+  private readonly requestBarrier: BarrierStorage;
   private readonly writes = new Mutex();
   private readonly validator: TokenValidator;
   private readonly acls: AclCache;
@@ -80,7 +86,10 @@ export class MountObject extends DurableObject<Env> {
     super(ctx, env);
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.physical = new SqlPhysical(ctx.storage);
-    this.barrier = new BarrierStorage(this.physical, this.keyring, maxEntrySize(env));
+    // A flush that fails leaves memory ahead of storage: reset the object rather than serve it.
+    this.grouped = new GroupedWrites(this.physical, (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
+    this.barrier = new BarrierStorage(this.grouped.immediate, this.keyring, maxEntrySize(env));
+    this.requestBarrier = new BarrierStorage(this.grouped.grouped, this.keyring, maxEntrySize(env));
     const holder = async () => (await this.loadEntry())?.uuid ?? '';
     this.validator = new TokenValidator({
       keys: this.keyring,
@@ -193,6 +202,8 @@ export class MountObject extends DurableObject<Env> {
   async destroy(): Promise<void> {
     await this.writes.run(async () => {
       await this.ctx.storage.deleteAlarm();
+      // Staged writes belong before the erasure, not after it.
+      this.grouped.flush();
       await this.ctx.storage.deleteAll();
       this.physical.createSchema();
       this.entry = null;
@@ -204,6 +215,7 @@ export class MountObject extends DurableObject<Env> {
   async dropKeys(): Promise<void> {
     this.keyring.drop();
     this.barrier.forgetOpened();
+    this.requestBarrier.forgetOpened();
     this.entry = undefined;
     this.validator.leases.clear();
     this.acls.clear();
@@ -461,6 +473,14 @@ export class MountObject extends DurableObject<Env> {
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
   async handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
+    const result = await this.serve(prefix, revision, wire, token);
+    // No reply before what it wrote, or read from another request, is in SQLite: the output gate
+    // then holds it until that is committed, as it would an ordinary write.
+    await this.grouped.durable();
+    return result;
+  }
+
+  private async serve(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
     let trail: AuditTrail | null = null;
     try {
       const entry = await this.loadEntry();
@@ -474,6 +494,8 @@ export class MountObject extends DurableObject<Env> {
         token,
         nonHMACRequestKeys: entry.config.audit_non_hmac_request_keys,
         nonHMACResponseKeys: entry.config.audit_non_hmac_response_keys,
+        // A device must not record a response whose writes could still be lost.
+        beforeResponse: () => this.grouped.durable(),
       });
       if (entry.type === 'cubbyhole' && isLegacyUnwrap(wire, prefix) && token) {
         const unwrapped = await this.legacyUnwrap(wire, token, trail);
@@ -500,7 +522,7 @@ export class MountObject extends DurableObject<Env> {
         ((wire.operation === 'read' || wire.operation === 'list' || wire.operation === 'help') && !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
         (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
       const run = () => {
-        const tx = this.barrier.transaction();
+        const tx = this.requestBarrier.transaction();
         return dispatch(backend, wire, context, prefixedTransaction(tx, LOGICAL_PREFIX), authorizer, {
           beforeCommit: async (response) => {
             // A write outside the mount's order could be lost to a concurrent one: refuse it loudly.
@@ -516,7 +538,11 @@ export class MountObject extends DurableObject<Env> {
             delete response.secret;
             await this.wakeAt(lease.expireTime);
           },
-          wrap: wrapHook(wrapStore(this.env)),
+          wrap: async (response, w, mount) => {
+            // The wrapped copy is stored elsewhere: only once what it reports is written here.
+            await this.grouped.durable();
+            return wrapHook(wrapStore(this.env))(response, w, mount);
+          },
           audit: trail?.hooks,
           wakeAt,
           entity: auth?.entityId ? () => this.entityView(auth.entityId) : undefined,

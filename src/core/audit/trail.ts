@@ -23,6 +23,8 @@ export interface TrailContext {
   token: string;
   nonHMACRequestKeys?: string[];
   nonHMACResponseKeys?: string[];
+  /** Awaited before a response entry goes to a device (the host's writes must be durable first). */
+  beforeResponse?: () => Promise<void>;
 }
 
 /** The auth block of request entries, from what the token resolved to. */
@@ -136,6 +138,7 @@ export class AuditTrail {
     if (this.state !== 'requested') return;
     this.state = 'answered';
     if (this.devices?.length === 0) return;
+    await this.ctx.beforeResponse?.();
     const extra: Partial<AuditInput> = { response: responseInput(response ?? {}, this.ctx.mount) };
     if (error !== undefined) extra.error = errorText(error);
     if ((await this.broker.log(this.input('response', extra), this.devices)) === 'failed') throw responseNotAudited();

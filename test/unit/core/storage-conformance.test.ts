@@ -3,6 +3,7 @@
 import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
 import { BarrierStorage, type KeyringSource } from '../../../src/core/barrier';
+import { GroupedWrites } from '../../../src/core/grouped-writes';
 import { Keyring } from '../../../src/core/keyring';
 import { MemoryPhysical } from '../../../src/core/physical';
 import { utf8, fromUtf8 } from '../../../src/crypto/encoding';
@@ -115,6 +116,19 @@ const implementations: Array<[string, (fn: (s: Storage) => Promise<void>) => Pro
     (fn) => {
       const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
       return runInDurableObject(stub, async (_obj, state) => fn(new CheckedBarrier(new SqlPhysical(state.storage), keys)));
+    },
+  ],
+  [
+    'BarrierStorage over grouped writes to SQLite (staged, then flushed)',
+    (fn) => {
+      const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+      return runInDurableObject(stub, async (_obj, state) => {
+        const grouped = new GroupedWrites(new SqlPhysical(state.storage), (e) => {
+          throw e;
+        });
+        await fn(new CheckedBarrier(grouped.grouped, keys));
+        await grouped.durable();
+      });
     },
   ],
 ];

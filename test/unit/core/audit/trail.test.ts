@@ -15,7 +15,7 @@ const mount: MountContext = { mountPoint: 'toy/', mountType: 'toy', mountAccesso
 const allowAll: Authorizer = { authorize: () => ({ sudo: false }), grantsCreateAndUpdate: () => true };
 const denyAll: Authorizer = { authorize: () => { throw permissionDenied(); }, grantsCreateAndUpdate: () => false };
 
-function setup(behaviour: { request?: 'ok' | 'fail'; response?: 'ok' | 'fail' } = {}) {
+function setup(behaviour: { request?: 'ok' | 'fail'; response?: 'ok' | 'fail' } = {}, devices: AuditDeviceRef[] = [{ uuid: 'd', path: 'd/' }]) {
   const events: string[] = [];
   const logged: AuditInput[] = [];
   const storage = new MemoryStorage();
@@ -39,9 +39,8 @@ function setup(behaviour: { request?: 'ok' | 'fail'; response?: 'ok' | 'fail' } 
       },
     ],
   };
-  const device: AuditDeviceRef = { uuid: 'd', path: 'd/' };
   const broker = new AuditBroker({
-    devices: async () => [device],
+    devices: async () => devices,
     send: async (_d, input) => {
       events.push(`audit ${input.type}`);
       if ((behaviour[input.type] ?? 'ok') === 'fail') throw new Error('device down');
@@ -51,7 +50,8 @@ function setup(behaviour: { request?: 'ok' | 'fail'; response?: 'ok' | 'fail' } 
   });
   const run = async (wire: Partial<WireRequest>, authorizer: Authorizer = allowAll) => {
     const w: WireRequest = { id: 'r1', operation: 'write', path: 'toy/items/a', data: { value: 's3cret' }, auth, clientIP: '10.0.0.1', headers: {}, wrapTTL: 0, ...wire };
-    const trail = new AuditTrail(broker, { wire: w, mount, token: 'hvs.raw', nonHMACRequestKeys: ['value'] });
+    const beforeResponse = async () => void events.push('durable');
+    const trail = new AuditTrail(broker, { wire: w, mount, token: 'hvs.raw', nonHMACRequestKeys: ['value'], beforeResponse });
     try {
       return { response: await dispatch(backend, w, mount, new StorageTransaction(storage), authorizer, { audit: trail.hooks }) };
     } catch (e) {
@@ -66,7 +66,8 @@ describe('the audit trail of a request', () => {
     const t = setup();
     const { response } = await t.run({});
     expect(response?.data).toEqual({ stored: 's3cret' });
-    expect(t.events).toEqual(['audit request', 'handler', 'audit response']);
+    // The host's writes are made durable before a device hears of the response.
+    expect(t.events).toEqual(['audit request', 'handler', 'durable', 'audit response']);
     const [req, res] = t.logged;
     expect(req).toMatchObject({
       type: 'request',
@@ -78,11 +79,18 @@ describe('the audit trail of a request', () => {
     expect(res).toMatchObject({ type: 'response', response: { mountPoint: 'toy/', data: { stored: 's3cret' } } });
   });
 
+  it('with no device enabled, neither logs nor waits for the host before answering', async () => {
+    const t = setup({}, []);
+    const { response } = await t.run({});
+    expect(response?.data).toEqual({ stored: 's3cret' });
+    expect(t.events).toEqual(['handler']);
+  });
+
   it('logs a request refused by the ACL, with its error, and never runs the handler', async () => {
     const t = setup();
     const { error } = await t.run({}, denyAll);
     expect(error?.status).toBe(403);
-    expect(t.events).toEqual(['audit request', 'audit response']);
+    expect(t.events).toEqual(['audit request', 'durable', 'audit response']);
     expect(t.logged.map((l) => [l.type, l.error])).toEqual([
       ['request', '1 error occurred:\n\t* permission denied\n\n'],
       ['response', '1 error occurred:\n\t* permission denied\n\n'],
@@ -114,7 +122,7 @@ describe('the audit trail of a request', () => {
     const { error } = await t.run({});
     expect(error?.status).toBe(500);
     expect(error?.errors).toEqual(['internal error']);
-    expect(t.events).toEqual(['audit request', 'handler', 'audit response']);
+    expect(t.events).toEqual(['audit request', 'handler', 'durable', 'audit response']);
     // As in Vault, the change itself was made.
     expect(t.storage.data.has('items/a')).toBe(true);
   });
