@@ -12,6 +12,7 @@ import { IdentityCache } from '../src/core/identity-cache';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier';
+import { GroupedWrites } from '../src/core/grouped-writes';
 import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
 import { allowedByCIDRs } from '../src/core/cidr';
 import { dispatch, type WireRequest } from '../src/core/logical';
@@ -47,7 +48,12 @@ type RenewedReply = { ok: true; entry: TokenEntry; ttl: number; warnings: string
 
 export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly keyring: RemoteKeyring;
+  /** Login tokens of logins served together are committed together (src/core/grouped-writes.ts). */
+  private readonly grouped: GroupedWrites;
+  /** Storage for everything but new login tokens: it sees and orders after every staged write. */
   private readonly barrier: BarrierStorage;
+  /** Storage for new login tokens; issueLogin replies once grouped.durable() settles. */
+  private readonly loginBarrier: BarrierStorage;
   private readonly shard: TokenShard;
   private readonly shardNo: number;
   private readonly shards: number;
@@ -60,7 +66,10 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
-    this.barrier = new BarrierStorage(new SqlPhysical(ctx.storage), this.keyring);
+    // A flush that fails leaves memory ahead of storage: reset the object rather than serve it.
+    this.grouped = new GroupedWrites(new SqlPhysical(ctx.storage), (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
+    this.barrier = new BarrierStorage(this.grouped.immediate, this.keyring);
+    this.loginBarrier = new BarrierStorage(this.grouped.grouped, this.keyring);
     this.shards = tokenShardCount(env);
     this.shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0;
     this.identityClient = new IdentityClient(env);
@@ -75,7 +84,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       revokeTokenLeases: (accessor) => this.revokeTokenLeases(accessor),
       wakeAt: (at) => this.wakeAt(at),
       leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
-    });
+    }, this.loginBarrier);
   }
 
   /** New wrapping tokens go to their own shard (possibly this one, without a round trip). */
@@ -127,6 +136,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   async dropKeys(): Promise<void> {
     this.keyring.drop();
     this.barrier.forgetOpened();
+    this.loginBarrier.forgetOpened();
     this.shard.reset();
     this.mountConfigCache = null;
     this.acls.clear();
@@ -152,7 +162,10 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   async issueLogin(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }> {
     if (partial.type === 'batch') return this.issueBatch(partial);
     const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
-    await this.shard.storeToken(token, entry, true);
+    await this.shard.storeLogin(token, entry);
+    // The caller learns the token only once its rows are in SQLite (then the output gate holds
+    // this reply until they are committed, with those of the logins served beside it).
+    await this.grouped.durable();
     return { token, entry };
   }
 

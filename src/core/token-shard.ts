@@ -49,11 +49,13 @@ export class TokenShard {
   /** Serialises read-modify-write of one token (uses, renewals); never held across a peer call. */
   private readonly rmw = new Mutex();
 
+  /** `loginStorage`: where new login tokens are written (TokenStore). */
   constructor(
     private readonly storage: Storage,
     private readonly ports: ShardPorts,
+    loginStorage: Storage = storage,
   ) {
-    this.tokens = new TokenStore(storage, ports.shards);
+    this.tokens = new TokenStore(storage, ports.shards, loginStorage);
   }
 
   reset(): void {
@@ -144,6 +146,12 @@ export class TokenShard {
   /** Stores a token created on another shard (or this one). */
   async storeToken(token: string, entry: TokenEntry, random = false): Promise<void> {
     await this.tokens.put(token, entry, random);
+    if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
+  }
+
+  /** Stores an auth method's login token, drawn at random for this shard. */
+  async storeLogin(token: string, entry: TokenEntry): Promise<void> {
+    await this.tokens.putLogin(token, entry);
     if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
   }
 

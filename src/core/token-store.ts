@@ -45,9 +45,14 @@ export class TokenStore {
   /** hash → token, for dropping cache entries when a change arrives by accessor. */
   private readonly cachedTokens = new Map<string, string>();
 
+  /**
+   * `loginStorage` takes the rows of new login tokens: a host may stage them for a group commit
+   * there (src/core/grouped-writes.ts) and reply once they are durable; all else goes to `storage`.
+   */
   constructor(
     private readonly storage: Storage,
     private readonly shards: number,
+    private readonly loginStorage: Storage = storage,
   ) {}
 
   private async getSalt(create: boolean): Promise<Uint8Array | null> {
@@ -94,15 +99,15 @@ export class TokenStore {
   }
 
   /** Applies writes together: in one batch where the storage can (one statement, all or none). */
-  private async apply(ops: StorageOp[]): Promise<void> {
-    const batch = this.storage as Partial<BatchStorage>;
+  private async apply(ops: StorageOp[], storage = this.storage): Promise<void> {
+    const batch = storage as Partial<BatchStorage>;
     if (typeof batch.applyBatch === 'function') {
-      await batch.applyBatch.call(this.storage, ops);
+      await batch.applyBatch.call(storage, ops);
       return;
     }
     for (const op of ops) {
-      if (op.value === null) await this.storage.delete(op.key);
-      else await this.storage.put(op.key, op.value);
+      if (op.value === null) await storage.delete(op.key);
+      else await storage.put(op.key, op.value);
     }
   }
 
@@ -122,7 +127,16 @@ export class TokenStore {
   async put(token: string, entry: TokenEntry, random = false): Promise<StoredToken> {
     const hash = (await this.hash(token, true))!;
     if (!random && (await this.storage.get(`tokens/${hash}`))) throw new Error('token already exists');
-    await this.apply([...this.entryOps(hash, entry, null), { key: `accessors/${entry.accessor}`, value: utf8(JSON.stringify({ hash })) }]);
+    return this.store(token, hash, entry, this.storage);
+  }
+
+  /** Stores a login's new token (drawn at random, so not looked up) through the login storage. */
+  async putLogin(token: string, entry: TokenEntry): Promise<StoredToken> {
+    return this.store(token, (await this.hash(token, true))!, entry, this.loginStorage);
+  }
+
+  private async store(token: string, hash: string, entry: TokenEntry, storage: Storage): Promise<StoredToken> {
+    await this.apply([...this.entryOps(hash, entry, null), { key: `accessors/${entry.accessor}`, value: utf8(JSON.stringify({ hash })) }], storage);
     const stored = { hash, entry };
     this.remember(token, stored);
     return stored;

@@ -2,15 +2,17 @@
 // writes are readable at once, reach SQLite together, in order, before durable() settles; the
 // immediate view never sees past them; a failed flush leaves nothing staged behind.
 import { env, runInDurableObject } from 'cloudflare:test';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { GroupedWrites } from '../../../src/core/grouped-writes';
 import type { Physical } from '../../../src/core/physical';
 import { fromUtf8, utf8 } from '../../../src/crypto/encoding';
 import type { StorageOp } from '../../../src/framework/storage';
 import { SqlPhysical } from '../../../durable-objects/sqlite-physical';
-import { systemStub } from '../../../durable-objects/stubs';
+import { systemStub, tokenShardStub } from '../../../durable-objects/stubs';
 import type { MountObject } from '../../../durable-objects/mount';
+import type { TokenStoreObject } from '../../../durable-objects/token-store';
 import type { WireRequest } from '../../../src/core/logical';
+import { newServiceToken, rootTokenEntry } from '../../../src/core/tokens';
 import { api, caller, initCluster } from '../../helpers/api';
 
 /** Runs `fn` inside a fresh Durable Object with its SQLite physical layer. */
@@ -141,12 +143,14 @@ describe('grouped writes', () => {
     }));
 });
 
-describe("a mount's requests", () => {
+describe('objects that group their writes', () => {
   let root = '';
   const { ok } = caller(() => root);
-
-  it('reply only once their writes are in SQLite, and writes served together are flushed together', async () => {
+  beforeAll(async () => {
     root = (await initCluster()).root;
+  });
+
+  it("a mount's requests reply only once their writes are in SQLite, and writes served together are flushed together", async () => {
     await ok('POST', 'sys/mounts/grouped', { type: 'kv', options: { version: '2' } });
     const route = (await systemStub(env).routes())!.find((r) => r.prefix === 'grouped/')!;
     const stub = env.MOUNTS.get(env.MOUNTS.idFromName(route.uuid)) as DurableObjectStub<MountObject>;
@@ -165,5 +169,25 @@ describe("a mount's requests", () => {
       expect(Math.min(...seen)).toBeGreaterThanOrEqual(20);
     });
     for (const i of [0, 19]) expect((await api('GET', `grouped/data/k${i}`, { token: root })).body.data.data).toEqual({ v: `k${i}` });
+  });
+
+  it("a token shard answers a login only once the token is in SQLite; logins served together are flushed together", async () => {
+    const stub = tokenShardStub(env, 1) as DurableObjectStub<TokenStoreObject>;
+    const { accessor: _none, ...partial } = { ...rootTokenEntry(''), policies: ['default'], path: 'auth/jwt/login', ttl: 600, expireTime: Date.now() + 600_000 };
+    const tokens = Array.from({ length: 20 }, () => newServiceToken());
+    await runInDurableObject(stub, async (obj, state) => {
+      const rows = () => state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM coffer_kv WHERE key LIKE 'tokens/%'").one().n;
+      const before = rows();
+      const seen = await Promise.all(
+        tokens.map(async (token) => {
+          const issued = await obj.issueLogin(token, partial);
+          expect(issued.entry.accessor).not.toBe('');
+          return rows() - before;
+        }),
+      );
+      expect(Math.min(...seen)).toBe(20);
+      // The tokens are there for everything else the shard does.
+      expect((await obj.lookupToken(tokens[7]))?.path).toBe('auth/jwt/login');
+    });
   });
 });

@@ -40,6 +40,20 @@ describe('TokenStore writes', () => {
     expect([...failing.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
   });
 
+  it("writes a login's token through the login storage, in one batch, without looking it up first", async () => {
+    const storage = new CountingStorage();
+    const logins = new CountingStorage();
+    const store = new TokenStore(storage, 4, logins);
+    await store.hash('warm-up', true);
+    storage.gets = [];
+    const stored = await store.putLogin('hvs.login', entry(store, 'hvs.login', Date.now() + 60_000));
+    expect(storage.batches.length).toBe(0);
+    expect(storage.gets).toEqual([]);
+    expect(logins.batches.map((b) => b.map((op) => op.key.split('/')[0]).sort())).toEqual([['accessors', 'expiry', 'tokens']]);
+    expect(logins.data.has(`tokens/${stored.hash}`)).toBe(true);
+    expect((await store.lookup('hvs.login'))?.hash).toBe(stored.hash);
+  });
+
   it('renewal moves the expiry index in the same batch; removal deletes everything in one', async () => {
     const storage = new CountingStorage();
     const store = new TokenStore(storage, 4);
