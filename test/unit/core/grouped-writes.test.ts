@@ -190,4 +190,26 @@ describe('objects that group their writes', () => {
       expect((await obj.lookupToken(tokens[7]))?.path).toBe('auth/jwt/login');
     });
   });
+
+  it('a mount object whose flush fails fails the waiting requests and resets itself', async () => {
+    await ok('POST', 'sys/mounts/doomed', { type: 'kv', options: { version: '2' } });
+    const route = (await systemStub(env).routes())!.find((r) => r.prefix === 'doomed/')!;
+    const stub = env.MOUNTS.get(env.MOUNTS.idFromName(route.uuid)) as DurableObjectStub<MountObject>;
+    const outcome = await runInDurableObject(stub, async (obj, state) => {
+      // Watched instead of done: a real reset would also end this test's own call into the object.
+      const resets: string[] = [];
+      state.abort = (reason?: string) => void resets.push(reason ?? '');
+      const { grouped } = obj as unknown as { grouped: GroupedWrites };
+      // A row SQLite refuses (NOT NULL key) stands for a write the disk could not take.
+      grouped.grouped.apply([{ key: null as unknown as string, value: utf8('x') }]);
+      const waited = await grouped.durable().then(
+        () => 'settled',
+        () => 'rejected',
+      );
+      return { waited, resets };
+    });
+    expect(outcome.waited).toBe('rejected');
+    expect(outcome.resets).toEqual([expect.stringMatching(/^storage write failed: /)]);
+    expect((await api('POST', 'doomed/data/after', { token: root, body: { data: { ok: true } } })).status).toBe(200);
+  });
 });
