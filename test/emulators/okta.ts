@@ -4,9 +4,8 @@
 //
 // Tests script it with PUT /org: { apiTokens: [...], users: { <id>: { login, groups: [names] } },
 // pageSize?, loopLink? } and read GET /stats.
-import http from 'node:http';
-import type net from 'node:net';
 import type { TestProject } from 'vitest/node';
+import { serveJson } from './json-server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -28,41 +27,31 @@ const oktaError = (status: number, code: string, summary: string) => ({ errorCod
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   let org: Org = { apiTokens: [], users: {} };
   let calls = 0;
-  let base = '';
 
-  const srv = http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c: Buffer) => (raw += c.toString()));
-    req.on('end', () => {
-      const json = (status: number, body: unknown, headers: Record<string, string> = {}) => res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-      const url = new URL(req.url ?? '/', base);
-      if (req.method === 'PUT' && url.pathname === '/org') {
-        org = JSON.parse(raw) as Org;
-        calls = 0;
-        return json(200, {});
-      }
-      if (req.method === 'GET' && url.pathname === '/stats') return json(200, { calls });
-      const m = /^\/api\/v1\/users\/([^/]+)\/groups$/.exec(url.pathname);
-      if (req.method !== 'GET' || !m) return json(404, oktaError(404, 'E0000022', 'The endpoint does not support the provided HTTP method'));
-      const auth = /^SSWS (.+)$/.exec(req.headers.authorization ?? '');
-      if (!auth || !org.apiTokens.includes(auth[1])) return json(401, oktaError(401, 'E0000011', 'Invalid token provided'));
-      calls++;
-      const key = decodeURIComponent(m[1]);
-      const [id, user] = Object.entries(org.users).find(([uid, u]) => uid === key || u.login === key) ?? [];
-      if (!id || !user) return json(404, oktaError(404, 'E0000007', `Not found: Resource not found: ${key} (User)`));
-      const size = org.pageSize ?? 2;
-      const after = Number(url.searchParams.get('after') ?? '0');
-      const page = user.groups.slice(after, after + size).map((name, i) => ({ id: `00g${after + i}`, type: 'OKTA_GROUP', profile: { name, description: null } }));
-      const headers: Record<string, string> = {};
-      const self = `${base}${url.pathname}`;
-      if (org.loopLink) headers.link = `<${self}>; rel="self", <${self}?after=0>; rel="next"`;
-      else if (after + size < user.groups.length) headers.link = `<${self}>; rel="self", <${self}?after=${after + size}&limit=${size}>; rel="next"`;
-      return json(200, page, headers);
-    });
+  const server = await serveJson(({ req, raw, url, base, json }) => {
+    if (req.method === 'PUT' && url.pathname === '/org') {
+      org = JSON.parse(raw) as Org;
+      calls = 0;
+      return json(200, {});
+    }
+    if (req.method === 'GET' && url.pathname === '/stats') return json(200, { calls });
+    const m = /^\/api\/v1\/users\/([^/]+)\/groups$/.exec(url.pathname);
+    if (req.method !== 'GET' || !m) return json(404, oktaError(404, 'E0000022', 'The endpoint does not support the provided HTTP method'));
+    const auth = /^SSWS (.+)$/.exec(req.headers.authorization ?? '');
+    if (!auth || !org.apiTokens.includes(auth[1])) return json(401, oktaError(401, 'E0000011', 'Invalid token provided'));
+    calls++;
+    const key = decodeURIComponent(m[1]);
+    const [id, user] = Object.entries(org.users).find(([uid, u]) => uid === key || u.login === key) ?? [];
+    if (!id || !user) return json(404, oktaError(404, 'E0000007', `Not found: Resource not found: ${key} (User)`));
+    const size = org.pageSize ?? 2;
+    const after = Number(url.searchParams.get('after') ?? '0');
+    const page = user.groups.slice(after, after + size).map((name, i) => ({ id: `00g${after + i}`, type: 'OKTA_GROUP', profile: { name, description: null } }));
+    const headers: Record<string, string> = {};
+    const self = `${base}${url.pathname}`;
+    if (org.loopLink) headers.link = `<${self}>; rel="self", <${self}?after=0>; rel="next"`;
+    else if (after + size < user.groups.length) headers.link = `<${self}>; rel="self", <${self}?after=${after + size}&limit=${size}>; rel="next"`;
+    return json(200, page, headers);
   });
-  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
-  const port = (srv.address() as net.AddressInfo).port;
-  base = `http://127.0.0.1:${port}`;
-  project.provide('oktaPort', port);
-  return () => new Promise<void>((resolve) => srv.close(() => resolve()));
+  project.provide('oktaPort', server.port);
+  return server.close;
 }
