@@ -25,6 +25,11 @@ export interface FieldSchema {
   required?: boolean;
   /** For strings: the accepted values. */
   allowed?: readonly string[];
+  /**
+   * JSON `null` leaves the field unset instead of giving its zero value: for the few fields
+   * Vault decodes into a pointer (token create's `renewable`), where null means "the default".
+   */
+  nullIsUnset?: boolean;
 }
 
 export type FieldSchemas = Record<string, FieldSchema>;
@@ -36,6 +41,7 @@ const FALSE_STRINGS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 
 function toStringValue(v: unknown): string {
   if (typeof v === 'string') return v;
+  if (v === null) return ''; // a null inside a list or map, as mapstructure decodes it
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (typeof v === 'boolean') return v ? '1' : '0';
   throw new ConversionError(`expected a string, got ${describe(v)}`);
@@ -100,7 +106,12 @@ function toStringMap(v: unknown): Record<string, string> {
   return out;
 }
 
+/**
+ * Converts a raw request value to `type`. JSON `null` is the type's zero value, as Vault's
+ * mapstructure decoding makes it ("" for strings, 0, false, [] and {}); `any` keeps the null.
+ */
 export function convertField(type: FieldType, raw: unknown): unknown {
+  if (raw === null) return type === 'any' ? null : zeroValue(type);
   switch (type) {
     case 'string':
       return toStringValue(raw);
@@ -169,11 +180,14 @@ export class FieldData {
     readonly raw: Record<string, unknown>,
   ) {}
 
-  /** Converts every declared field present in the raw data; throws a 400 on the first failure. */
+  /**
+   * Converts every declared field present in the raw data; throws a 400 on the first failure.
+   * A field sent as JSON `null` is present, with its type's zero value.
+   */
   validate(): void {
     for (const [name, field] of Object.entries(this.schema)) {
       const raw = this.raw[name];
-      if (raw === undefined) {
+      if (raw === undefined || (raw === null && field.nullIsUnset)) {
         if (field.required) throw badRequest(`missing required field "${name}"`);
         continue;
       }

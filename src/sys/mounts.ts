@@ -65,11 +65,12 @@ function tablePaths(s: SystemServices, table: MountTable, base: 'mounts' | 'auth
           if (!entry) throw missing(f.get('path'));
           return { data: tuneInfo(entry) };
         },
-        update: async (req, f) => {
-          // Pass only what the caller sent: an absent field leaves the setting alone.
-          const raw: Record<string, unknown> = {};
-          for (const k of Object.keys(tuneFields)) if (k !== 'path' && f.has(k)) raw[k] = req.data[k];
-          const warnings = await s.mounts.tune(table, f.get('path'), raw);
+        update: async (_req, f) => {
+          // Pass only what the caller sent (null included, as its zero value): an absent field
+          // leaves the setting alone.
+          const given: Record<string, unknown> = {};
+          for (const k of Object.keys(tuneFields)) if (k !== 'path' && f.has(k)) given[k] = f.get(k);
+          const warnings = await s.mounts.tune(table, f.get('path'), given);
           return warnings.length ? { warnings } : null;
         },
       },

@@ -14,7 +14,7 @@ export const createFields: FieldSchemas = {
   meta: { type: 'string-map', description: 'Metadata shown in lookups and audit logs.' },
   no_parent: { type: 'bool', description: 'Create an orphan token (root or sudo only).' },
   no_default_policy: { type: 'bool', description: 'Do not attach the default policy.' },
-  renewable: { type: 'bool', description: 'Whether the token can be renewed.', default: true },
+  renewable: { type: 'bool', description: 'Whether the token can be renewed.', default: true, nullIsUnset: true },
   ttl: { type: 'duration', description: 'Initial TTL.' },
   lease: { type: 'duration', description: 'Deprecated alias of ttl.' },
   type: { type: 'string', description: 'service or batch.' },
@@ -28,7 +28,8 @@ export const createFields: FieldSchemas = {
 function params(f: FieldData): CreateParams {
   return {
     id: f.get('id'),
-    policies: f.has('policies') ? f.get<string[]>('policies') : null,
+    // None given (absent, null or empty): the parent's, or the role's allowed policies.
+    policies: f.get<string[]>('policies').length > 0 ? f.get<string[]>('policies') : null,
     meta: f.get('meta'),
     noParent: f.get('no_parent'),
     noDefaultPolicy: f.get('no_default_policy'),

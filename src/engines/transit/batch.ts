@@ -27,6 +27,9 @@ export function singleItem(fields: FieldData, names: readonly string[]): Item {
   return out;
 }
 
+/** Whether an item carries a field (JSON null is the zero value: not given). */
+export const itemHas = (item: Item, name: string): boolean => item[name] !== undefined && item[name] !== null;
+
 export function itemString(item: Item, name: string): string {
   const v = item[name];
   if (v === undefined || v === null) return '';

@@ -71,8 +71,9 @@ async function clientErrors<T>(run: () => Promise<T>, prefix = ''): Promise<T> {
 
 /** True for ciphertext, false for public_key; exactly one of them must be given. */
 function privateGiven(f: FieldData): boolean {
-  const ciphertext = f.raw.ciphertext !== undefined;
-  const publicKey = f.raw.public_key !== undefined;
+  // As in Vault, an empty (or null) value is not given.
+  const ciphertext = f.get<string>('ciphertext') !== '';
+  const publicKey = f.get<string>('public_key') !== '';
   if (ciphertext && publicKey) throw badRequest('only one of the following fields, ciphertext and public_key, can be set');
   if (!ciphertext && !publicKey) throw badRequest('one of the following fields, ciphertext xor public_key, has to be set');
   return ciphertext;

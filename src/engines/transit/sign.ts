@@ -9,7 +9,7 @@ import { parseHashName } from '../../crypto/transit/hashes';
 import { fromBase64, toBase64, toBase64Url } from '../../crypto/encoding';
 import { badRequest } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
-import { batchItems, eachItem, itemBytes, itemInt, itemString, singleItem, type Item } from './batch';
+import { batchItems, eachItem, itemBytes, itemHas, itemInt, itemString, singleItem, type Item } from './batch';
 import { checkHmac, hmacAlgorithm, HMAC_FIELDS } from './hmac';
 import { isRsa, supportsSigning } from './key-types';
 import { signingKey } from './material';
@@ -129,8 +129,8 @@ export function signPaths(): PathDef[] {
         update: async (req, f): Promise<LogicalResponse> => {
           const items = batchItems(f);
           const all = items ?? [singleItem(f, SINGLE)];
-          const withSig = all.filter((i) => i.signature !== undefined).length;
-          const withHmac = all.filter((i) => i.hmac !== undefined).length;
+          const withSig = all.filter((i) => itemHas(i, 'signature')).length;
+          const withHmac = all.filter((i) => itemHas(i, 'hmac')).length;
           if (!items && withSig > 0 && withHmac > 0) throw badRequest("provide one of 'signature' or 'hmac'");
           if (!items && withSig === 0 && withHmac === 0) throw badRequest("neither a 'signature' nor an 'hmac' were given to verify");
           if (items && withSig > 0 && withHmac > 0) throw badRequest("batch items must all use 'signature' or all use 'hmac', not both");

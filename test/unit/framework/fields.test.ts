@@ -38,6 +38,29 @@ describe('weak typing (Vault FieldData)', () => {
   });
 
   it.each<[FieldType, unknown]>([
+    ['string', ''],
+    ['lowercase-string', ''],
+    ['int', 0],
+    ['bool', false],
+    ['duration', 0],
+    ['signed-duration', 0],
+    ['string-list', []],
+    ['comma-string-list', []],
+    ['comma-int-list', []],
+    ['map', {}],
+    ['string-map', {}],
+    ['any', null],
+  ])('%s takes JSON null as its zero value %j', (type, zero) => {
+    expect(convertField(type, null)).toEqual(zero);
+  });
+
+  it('takes null inside lists and maps as the empty string', () => {
+    expect(convertField('string-map', { a: null, b: 'x' })).toEqual({ a: '', b: 'x' });
+    expect(convertField('string-list', ['a', null])).toEqual(['a', '']);
+    expect(convertField('comma-string-list', ['a', null])).toEqual(['a']);
+  });
+
+  it.each<[FieldType, unknown]>([
     ['int', 'abc'],
     ['int', 1.5],
     ['int', '9007199254740993'],
@@ -84,6 +107,22 @@ describe('FieldData', () => {
   it('refuses missing required fields and disallowed values', () => {
     expect(() => new FieldData(schema, {}).validate()).toThrow('missing required field "name"');
     expect(() => new FieldData(schema, { name: 'x', mode: 'c' }).validate()).toThrow('allowed values are a, b');
+  });
+
+  it('counts a null field as present, with its zero value over the default', () => {
+    const f = new FieldData(schema, { name: null, ttl: null, count: null });
+    f.validate();
+    expect(f.has('ttl')).toBe(true);
+    expect(f.get('ttl')).toBe(0);
+    expect(f.get('name')).toBe('');
+    expect(f.get('count')).toBe(0);
+  });
+
+  it('leaves a nullIsUnset field unset by null, so its default applies', () => {
+    const f = new FieldData({ renewable: { type: 'bool', description: 'r', default: true, nullIsUnset: true } }, { renewable: null });
+    f.validate();
+    expect(f.has('renewable')).toBe(false);
+    expect(f.get('renewable')).toBe(true);
   });
 
   it('lists unknown fields', () => {
