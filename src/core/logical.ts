@@ -179,7 +179,8 @@ export async function dispatch(
     fieldError = e;
   }
 
-  const authz = { auth: wire.auth, path: wire.path, sudo: matchesSpecialPath(backend.sudoPaths, relPath), data };
+  // Parameter constraints see the request's own data, never values captured from the path.
+  const authz = { auth: wire.auth, path: wire.path, sudo: matchesSpecialPath(backend.sudoPaths, relPath), data: wire.data };
   if (wire.operation === 'write' && def.existenceCheck && fieldError === null) {
     const oneHandler = !def.operations.create || def.operations.create === def.operations.update;
     if (!(oneHandler && !unauthenticated && authorizer.grantsCreateAndUpdate(authz))) {
