@@ -236,7 +236,7 @@ describe('roles', () => {
   it('creates, reads, lists and deletes roles', async () => {
     expect((await api('POST', 'auth/token/roles/ci', { token: c.root, body: { allowed_policies: 'web,DB', orphan: true, token_period: '1h', path_suffix: 'v1' } })).status).toBe(204);
     const role = (await api('GET', 'auth/token/roles/ci', { token: c.root })).body.data;
-    expect(role).toMatchObject({ name: 'ci', allowed_policies: ['web', 'db'], orphan: true, token_period: 3600, period: 3600, renewable: true, token_type: 'default-service', path_suffix: 'v1' });
+    expect(role).toMatchObject({ name: 'ci', allowed_policies: ['db', 'web'], orphan: true, token_period: 3600, period: 3600, renewable: true, token_type: 'default-service', path_suffix: 'v1' });
     expect((await api('GET', 'auth/token/roles?list=true', { token: c.root })).body.data.keys).toEqual(['ci']);
     // Updating keeps what is not sent.
     await api('POST', 'auth/token/roles/ci', { token: c.root, body: { renewable: false } });

@@ -40,11 +40,17 @@ export async function loadRole(storage: Storage, name: string): Promise<JwtRole 
   return getJSON<JwtRole>(storage, ROLE_PREFIX + name.toLowerCase());
 }
 
+/** What a leeway of 0 stands for at validation (seconds); -1 disables a leeway. */
+export const DEFAULT_EXPIRATION_LEEWAY = 150;
+export const DEFAULT_NOT_BEFORE_LEEWAY = 150;
+export const DEFAULT_CLOCK_SKEW_LEEWAY = 60;
+
+/** A new role: the leeways start at the values that 0 stands for, so a read shows them. */
 const emptyRole = (): JwtRole => ({
   roleType: 'oidc',
-  expirationLeeway: 0,
-  notBeforeLeeway: 0,
-  clockSkewLeeway: 0,
+  expirationLeeway: DEFAULT_EXPIRATION_LEEWAY,
+  notBeforeLeeway: DEFAULT_NOT_BEFORE_LEEWAY,
+  clockSkewLeeway: DEFAULT_CLOCK_SKEW_LEEWAY,
   boundAudiences: [],
   boundSubject: '',
   boundClaimsType: 'string',

@@ -7,7 +7,7 @@
 import type { Claims } from './claims';
 import type { JwtConfig } from './config';
 import { ASYMMETRIC_ALGS, SignatureError, verifySignature } from './keysource';
-import type { JwtRole } from './roles';
+import { DEFAULT_CLOCK_SKEW_LEEWAY, DEFAULT_EXPIRATION_LEEWAY, DEFAULT_NOT_BEFORE_LEEWAY, type JwtRole } from './roles';
 
 /** A refused token; the message is what follows "error validating token: ". */
 export class TokenValidationError extends Error {}
@@ -30,10 +30,6 @@ export interface Expectations {
   /** Current time in ms (tests). */
   now?: number;
 }
-
-export const DEFAULT_EXPIRATION_LEEWAY = 150;
-export const DEFAULT_NOT_BEFORE_LEEWAY = 150;
-export const DEFAULT_CLOCK_SKEW_LEEWAY = 60;
 
 const leeway = (value: number, fallback: number): number => (value > 0 ? value : value === 0 ? fallback : 0);
 

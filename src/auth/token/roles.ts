@@ -1,5 +1,6 @@
 // auth/token/roles and roles/:role_name.
 import { parseCIDR } from '../../core/cidr';
+import { normalizePolicies } from '../../core/token-rules';
 import type { TokenRole } from '../../core/token-roles';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import type { PathDef } from '../../framework/backend';
@@ -47,17 +48,19 @@ const emptyRole = (name: string): TokenRole => ({
   numUses: 0,
 });
 
-const lower = (list: string[]) => list.map((p) => p.toLowerCase());
+/** Vault's strutil.RemoveDuplicates(list, true): lowercased, trimmed, no empties, deduplicated, sorted. */
+const lowerSet = (list: string[]) => [...new Set(list.map((p) => p.trim().toLowerCase()).filter((p) => p !== ''))].sort();
 
 /** Applies the fields the caller sent onto a role (absent fields keep their value). */
 function applyFields(role: TokenRole, f: FieldData): TokenRole {
   const next = { ...role };
   const pick = <T>(name: string, deprecated?: string): T | undefined =>
     f.has(name) ? f.get<T>(name) : deprecated && f.has(deprecated) ? f.get<T>(deprecated) : undefined;
-  next.allowedPolicies = lower(pick<string[]>('allowed_policies') ?? next.allowedPolicies);
-  next.disallowedPolicies = lower(pick<string[]>('disallowed_policies') ?? next.disallowedPolicies);
-  next.allowedPoliciesGlob = lower(pick<string[]>('allowed_policies_glob') ?? next.allowedPoliciesGlob);
-  next.disallowedPoliciesGlob = lower(pick<string[]>('disallowed_policies_glob') ?? next.disallowedPoliciesGlob);
+  // Stored as Vault stores them, so they read back sorted (allowed ones as policy names: root alone).
+  next.allowedPolicies = normalizePolicies(pick<string[]>('allowed_policies') ?? next.allowedPolicies, false);
+  next.disallowedPolicies = lowerSet(pick<string[]>('disallowed_policies') ?? next.disallowedPolicies);
+  next.allowedPoliciesGlob = lowerSet(pick<string[]>('allowed_policies_glob') ?? next.allowedPoliciesGlob);
+  next.disallowedPoliciesGlob = lowerSet(pick<string[]>('disallowed_policies_glob') ?? next.disallowedPoliciesGlob);
   next.orphan = pick<boolean>('orphan') ?? next.orphan;
   next.renewable = pick<boolean>('renewable') ?? next.renewable;
   next.pathSuffix = pick<string>('path_suffix') ?? next.pathSuffix;

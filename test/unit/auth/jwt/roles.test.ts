@@ -11,9 +11,9 @@ describe('role CRUD', () => {
     expect(await call('write', 'role/dev', jwtRole)).toEqual({});
     expect((await call('read', 'role/dev')).data).toEqual({
       role_type: 'jwt',
-      expiration_leeway: 0,
-      not_before_leeway: 0,
-      clock_skew_leeway: 0,
+      expiration_leeway: 150,
+      not_before_leeway: 150,
+      clock_skew_leeway: 60,
       bound_audiences: ['coffer'],
       bound_subject: '',
       bound_claims_type: 'string',
