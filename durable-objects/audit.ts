@@ -10,6 +10,8 @@ import { AuditDevice, postEntry } from '../src/core/audit/device';
 import type { AuditInput } from '../src/core/audit/entry';
 import type { DeviceOptions } from '../src/core/audit/options';
 import type { Env } from '../src/env';
+import { countAuditFailure } from '../src/core/metrics/requests';
+import type { MetricsRegistry } from '../src/core/metrics/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
 import { auditStub, systemStub } from './stubs';
@@ -80,10 +82,11 @@ export class AuditObject extends DurableObject<Env> {
 }
 
 /** The audit broker of a hosting object other than the SystemObject: devices and entries over RPC. */
-export function remoteAuditBroker(env: Env): AuditBroker {
+export function remoteAuditBroker(env: Env, metrics: MetricsRegistry): AuditBroker {
   return new AuditBroker({
     devices: () => systemStub(env).auditDevices(),
     send: (device, input) => sendToDevice(env, device, input),
+    failed: (type) => countAuditFailure(metrics, type),
   });
 }
 

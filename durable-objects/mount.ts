@@ -14,7 +14,9 @@ import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier';
 import { GroupedWrites } from '../src/core/grouped-writes';
-import { LeaseManager, leaseData } from '../src/core/leases';
+import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases';
+import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
+import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
 import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/core/logical';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
 import { Mutex } from '../src/core/mutex';
@@ -77,6 +79,8 @@ export class MountObject extends DurableObject<Env> {
   /** Auth mounts by accessor, for the identity engine's aliases. */
   private readonly authMounts = new CachedMountDirectory(() => systemStub(this.env).authMounts());
   private readonly audit: AuditBroker;
+  /** This object's requests and logins since it started (sys/metrics gathers it). */
+  private readonly metrics = new MetricsRegistry();
   private entry: MountEntry | null | undefined;
   private hosted: Hosted | null = null;
   /** Accessors known to be registered as keeping data here. */
@@ -100,7 +104,7 @@ export class MountObject extends DurableObject<Env> {
     this.entityViews = new IdentityCache(this.identity.views);
     this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: this.entityViews });
     this.loginIdentities = new LoginIdentityCache((input) => this.identity.login(input));
-    this.audit = remoteAuditBroker(env);
+    this.audit = remoteAuditBroker(env, this.metrics);
   }
 
   private shardOf(tokenOrAccessor: string) {
@@ -418,6 +422,7 @@ export class MountObject extends DurableObject<Env> {
     });
     const token = newServiceToken();
     const issued = await this.shardOf(token).issueLogin(token, partial);
+    countTokenCreation(this.metrics, { authMethod: entry.type, mountPoint: context.mountPoint, ttl: issued.entry.ttl, type: issued.entry.type });
     response.auth = loginAuthBlock(issued.token, issued.entry, identity.policies);
   }
 
@@ -473,14 +478,21 @@ export class MountObject extends DurableObject<Env> {
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
   async handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
-    const result = await this.serve(prefix, revision, wire, token);
+    const timer = new RequestTimer(this.metrics, prefix, wire.operation);
+    const result = await this.serve(prefix, revision, wire, token, timer);
     // No reply before what it wrote, or read from another request, is in SQLite: the output gate
     // then holds it until that is committed, as it would an ordinary write.
     await this.grouped.durable();
+    if (result.kind !== 'gone') timer.done();
     return result;
   }
 
-  private async serve(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
+  /** What sys/metrics gathers from this object: its requests, and the leases it keeps. */
+  async metricsSnapshot(): Promise<MetricsSnapshot> {
+    return this.metrics.snapshot([{ name: 'vault.expire.num_leases', labels: {}, value: this.physical.count(LEASES_PREFIX) }]);
+  }
+
+  private async serve(prefix: string, revision: number, wire: WireRequest, token: string, timer: RequestTimer): Promise<WireResult> {
     let trail: AuditTrail | null = null;
     try {
       const entry = await this.loadEntry();
@@ -502,10 +514,12 @@ export class MountObject extends DurableObject<Env> {
         if (unwrapped) return { kind: 'ok', response: unwrapped };
       }
       let auth: AuthContext | null = null;
+      const unauthenticated = isUnauthenticatedPath(backend, relativePath(wire.path, prefix));
+      timer.login = unauthenticated && entry.table === 'auth';
       if (token) {
         const v = await this.validator.validate(token, wire.clientIP);
         if (v.status === 'ok') auth = v.auth;
-        else if (!isUnauthenticatedPath(backend, relativePath(wire.path, prefix))) {
+        else if (!unauthenticated) {
           throw v.status === 'cidr' ? permissionDenied() : invalidToken();
         }
       }
@@ -546,6 +560,7 @@ export class MountObject extends DurableObject<Env> {
           audit: trail?.hooks,
           wakeAt,
           entity: auth?.entityId ? () => this.entityView(auth.entityId) : undefined,
+          resolved: timer.resolved,
         });
       };
       try {

@@ -102,6 +102,13 @@ export class SqlPhysical implements Physical {
     return cursor.toArray().map((r) => r.k);
   }
 
+  /** A folder's key count is kept with the folder (coffer_dirs), so this is one row. */
+  count(prefix: string): number {
+    assertFolderPrefix(prefix);
+    const rows = this.sql.exec<{ count: number }>('SELECT count FROM coffer_dirs WHERE path = ?', prefix).toArray();
+    return rows.length === 0 ? 0 : rows[0].count;
+  }
+
   apply(ops: StorageOp[]): void {
     try {
       this.write(ops);

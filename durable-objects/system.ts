@@ -36,7 +36,9 @@ import { AuditTrail } from '../src/core/audit/trail';
 import { sendToDevice } from './audit';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
-import { auditStub, mountStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
+import { allTokenShards, auditStub, mountStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
+import { mergeSnapshots, MetricsRegistry, type Gauge, type MetricsSnapshot } from '../src/core/metrics/registry';
+import { countAuditFailure, RequestTimer } from '../src/core/metrics/requests';
 
 /**
  * Objects still to be notified (drop keys, drop policies): raw (not behind the barrier), because
@@ -53,6 +55,9 @@ type Message = 'dropKeys' | 'policiesChanged' | 'auditChanged';
 type Pending = Target & { message: Message };
 
 export class SystemObject extends DurableObject<Env> {
+  /** This instance's start (sys/host-info) and its requests since (sys/metrics). */
+  private readonly startedAt = Date.now();
+  private readonly metrics = new MetricsRegistry(this.startedAt);
   private readonly physical: SqlPhysical;
   private readonly core: SystemCore;
   private readonly mounts: MountService;
@@ -98,7 +103,11 @@ export class SystemObject extends DurableObject<Env> {
         return reply.hash;
       },
     });
-    this.auditBroker = new AuditBroker({ devices: () => this.auditDevices(), send: (device, input) => sendToDevice(env, device, input) });
+    this.auditBroker = new AuditBroker({
+      devices: () => this.auditDevices(),
+      send: (device, input) => sendToDevice(env, device, input),
+      failed: (type) => countAuditFailure(this.metrics, type),
+    });
     const identity = new IdentityClient(env, { locate: () => this.identityMountUuid() });
     this.acls = new AclCache((names) => this.policies.texts(names), { identity: new IdentityCache(identity.views) });
     this.backend = systemBackend({
@@ -119,6 +128,16 @@ export class SystemObject extends DurableObject<Env> {
       },
       canSee: async (auth, prefix) => (auth ? (await this.acls.aclFor(auth)).hasAccessUnder(prefix) : false),
       audit: this.audit,
+      metrics: () => this.gatherMetrics(),
+      serviceTokens: async () => (await Promise.all(allTokenShards(env).map((shard) => shard.serviceTokens()))).reduce((a, b) => a + b, 0),
+      activity: async (months) => {
+        const parts = await Promise.all(allTokenShards(env).map((shard) => shard.activityMonths(months)));
+        return Object.fromEntries(months.map((m) => [m, parts.flatMap((p) => p[m] ?? [])]));
+      },
+      setActivityRetention: async (months) => {
+        await Promise.all(allTokenShards(env).map((shard) => shard.setActivityRetention(months)));
+      },
+      startedAt: this.startedAt,
       wrapping: {
         unwrap: (token) => this.shardOf(token).unwrap(token),
         peek: (token) => this.shardOf(token).peekWrapped(token),
@@ -135,6 +154,29 @@ export class SystemObject extends DurableObject<Env> {
   private readonly acls: AclCache;
   private readonly audit: AuditTable;
   private readonly auditBroker: AuditBroker;
+
+  /**
+   * sys/metrics: this object's requests, every token shard's and every mount object's, with the
+   * gauges of the cluster (seal state, mount tables). An object that cannot answer is left out.
+   */
+  private async gatherMetrics(): Promise<MetricsSnapshot> {
+    const entries = [...(await this.mounts.list('mounts')), ...(await this.mounts.list('auth'))];
+    const tables = new Map<string, number>();
+    for (const e of entries) {
+      const key = `${e.table === 'auth' ? 'auth' : 'logical'}|${e.local}`;
+      tables.set(key, (tables.get(key) ?? 0) + 1);
+    }
+    const gauges: Gauge[] = [{ name: 'vault.core.unsealed', labels: {}, value: (await this.core.isSealed()) ? 0 : 1 }];
+    for (const [key, value] of tables) {
+      const [type, local] = key.split('|');
+      gauges.push({ name: 'vault.core.mount_table.num_entries', labels: { type, local }, value });
+    }
+    const others = await Promise.allSettled([
+      ...allTokenShards(this.env).map((shard) => shard.metricsSnapshot()),
+      ...(await this.mounts.objectEntries()).map((e) => mountStub(this.env, e.uuid).metricsSnapshot()),
+    ]);
+    return mergeSnapshots([this.metrics.snapshot(gauges), ...others.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))]);
+  }
 
   /** The enabled audit devices, for every hosting object's broker; null while sealed. */
   async auditDevices(): Promise<AuditDeviceRef[] | null> {
@@ -204,6 +246,15 @@ export class SystemObject extends DurableObject<Env> {
   }
 
   async handle(wire: WireRequest): Promise<WireResult> {
+    const timer = new RequestTimer(this.metrics, 'sys/', wire.operation);
+    try {
+      return await this.serve(wire, timer);
+    } finally {
+      timer.done();
+    }
+  }
+
+  private async serve(wire: WireRequest, timer: RequestTimer): Promise<WireResult> {
     const rel = relativePath(wire.path, 'sys/');
     const run = async (): Promise<WireResult> => {
       const trail = this.sysTrail(wire);
@@ -215,7 +266,7 @@ export class SystemObject extends DurableObject<Env> {
           { mountPoint: 'sys/', mountType: 'system', mountAccessor: '', mountConfig: effectiveTTLs({ default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false }), mountOptions: {} },
           this.core.barrier.transaction(),
           await authorizerFor(this.acls, wire.auth, wire.wrapTTL),
-          { wrap: wrapHook(wrapStore(this.env)), audit: trail?.hooks },
+          { wrap: wrapHook(wrapStore(this.env)), audit: trail?.hooks, resolved: timer.resolved },
         );
         return { kind: 'ok', response };
       } catch (e) {

@@ -19,7 +19,10 @@ import { dispatch, type WireRequest } from '../src/core/logical';
 import type { LeaseReply } from '../src/core/token-leases';
 import type { TokenRole } from '../src/core/token-roles';
 import { TokenShard, type PeerShard } from '../src/core/token-shard';
-import type { WrappedResponse } from '../src/core/token-store';
+import { TOKENS_PREFIX, type WrappedResponse } from '../src/core/token-store';
+import { ActivityLog, type ActivityRecord } from '../src/core/activity/log';
+import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
+import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
 import { authContextFor, BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type TokenEntry } from '../src/core/tokens';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
@@ -37,6 +40,7 @@ import type { WrapStore } from '../src/http/wrapping';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */
 const mountHolder = (uuid: string) => `mount:${uuid}`;
+const TOKEN_MOUNT_POINT = 'auth/token/';
 const MOUNT_CONFIG_TTL_MS = 30_000;
 
 export interface Resolution {
@@ -62,20 +66,28 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly identityClient: IdentityClient;
   private readonly identity: IdentityCache;
   private readonly audit: AuditBroker;
+  private readonly physical: SqlPhysical;
+  /** This shard's requests and token creations since it started (sys/metrics gathers it). */
+  private readonly metrics = new MetricsRegistry();
+  /** The clients whose tokens this shard sees (sys/internal/counters/activity gathers it). */
+  private readonly activity: ActivityLog;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     // A flush that fails leaves memory ahead of storage: reset the object rather than serve it.
-    this.grouped = new GroupedWrites(new SqlPhysical(ctx.storage), (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
+    this.physical = new SqlPhysical(ctx.storage);
+    this.grouped = new GroupedWrites(this.physical, (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
     this.barrier = new BarrierStorage(this.grouped.immediate, this.keyring);
     this.loginBarrier = new BarrierStorage(this.grouped.grouped, this.keyring);
+    // Staged with the requests' writes: a first sighting must not cost a commit of its own.
+    this.activity = new ActivityLog(this.loginBarrier);
     this.shards = tokenShardCount(env);
     this.shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0;
     this.identityClient = new IdentityClient(env);
     this.identity = new IdentityCache(this.identityClient.views);
     this.acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: this.identity });
-    this.audit = remoteAuditBroker(env);
+    this.audit = remoteAuditBroker(env, this.metrics);
     this.shard = new TokenShard(this.barrier, {
       shard: this.shardNo,
       shards: this.shards,
@@ -84,6 +96,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       revokeTokenLeases: (accessor) => this.revokeTokenLeases(accessor),
       wakeAt: (at) => this.wakeAt(at),
       leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
+      active: (entry, now) => this.activity.note(entry, now),
     }, this.loginBarrier);
   }
 
@@ -169,9 +182,10 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     return { token, entry };
   }
 
-  /** A batch token: the entry sealed with the keyring, stored nowhere. */
+  /** A batch token: the entry sealed with the keyring, stored nowhere (its client counts now: its use never reaches a shard). */
   private async issueBatch(partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }> {
     const entry: TokenEntry = { ...partial, accessor: '' };
+    await this.activity.note(entry);
     return { token: await encodeBatchToken(entry, await this.keyring.get()), entry };
   }
 
@@ -187,6 +201,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     }
     const stored = await this.shard.tokens.lookup(token);
     if (stored && stored.entry.numUses > 0 && !(await this.shard.use(token))) return { sealed: false, auth: null };
+    if (stored) await this.activity.note(stored.entry);
     return { sealed: false, auth: stored ? authContextFor(stored.entry) : null };
   }
 
@@ -341,6 +356,15 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     return config;
   }
 
+  /** auth/token/create of a service token (a child of the caller, which lives on this shard). */
+  private async createService(partial: Omit<TokenEntry, 'accessor'>, id: string): Promise<{ token: string; entry: TokenEntry }> {
+    const token = id || newServiceToken();
+    const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
+    if (id && (await this.peer(shardFor(token, this.shards)).lookupToken(token))) throw badRequest('cannot create a token with a duplicate ID');
+    await this.shard.create(token, entry, !id);
+    return { token, entry };
+  }
+
   private ops(caller: Caller | null): TokenOps {
     const peerOf = (tokenOrAccessor: string) => this.peer(shardFor(tokenOrAccessor, this.shards));
     const allShards = () => Array.from({ length: this.shards }, (_, n) => this.peer(n));
@@ -348,12 +372,9 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
       caller: async () => caller,
       mountConfig: () => this.mountConfig(),
       issue: async (partial, id) => {
-        if (partial.type === 'batch') return this.issueBatch(partial);
-        const token = id || newServiceToken();
-        const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
-        if (id && (await peerOf(token).lookupToken(token))) throw badRequest('cannot create a token with a duplicate ID');
-        await this.shard.create(token, entry, !id);
-        return { token, entry };
+        const issued = partial.type === 'batch' ? await this.issueBatch(partial) : await this.createService(partial, id);
+        countTokenCreation(this.metrics, { authMethod: 'token', mountPoint: TOKEN_MOUNT_POINT, ttl: issued.entry.ttl, type: issued.entry.type });
+        return issued;
       },
       lookup: async (token) => (token.startsWith(BATCH_TOKEN_PREFIX) ? this.openBatch(token) : peerOf(token).lookupToken(token)),
       lookupAccessor: (accessor) => peerOf(accessor).lookupAccessor(accessor),
@@ -395,11 +416,41 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
     if (!entry) throw invalidToken();
     const exempt = entry.policies.includes('root') && entry.expireTime === null;
     if (!exempt && !allowedByCIDRs(entry.boundCidrs, clientIP)) throw permissionDenied();
+    if (entry.accessor) await this.activity.note(entry);
     return { token, entry };
+  }
+
+  /** What sys/metrics gathers from this shard: its requests, and how many tokens it holds. */
+  async metricsSnapshot(): Promise<MetricsSnapshot> {
+    return this.metrics.snapshot([{ name: 'vault.token.count', labels: {}, value: this.serviceTokens() }]);
+  }
+
+  /** Service tokens stored here (wrapping tokens included, as in Vault's token counter). */
+  serviceTokens(): number {
+    return this.physical.count(TOKENS_PREFIX);
+  }
+
+  /** The clients this shard saw in each month ("YYYY-MM"), for sys/internal/counters/activity. */
+  async activityMonths(months: string[]): Promise<Record<string, ActivityRecord[]>> {
+    return this.activity.months(months);
+  }
+
+  /** How many months of client activity to keep (sys/internal/counters/config). */
+  async setActivityRetention(months: number): Promise<void> {
+    await this.activity.setRetention(months);
   }
 
   /** Serves auth/token/* for the caller's token (routed here by it). */
   async handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult> {
+    const timer = new RequestTimer(this.metrics, prefix, wire.operation);
+    try {
+      return await this.serve(token, prefix, wire, timer);
+    } finally {
+      timer.done();
+    }
+  }
+
+  private async serve(token: string, prefix: string, wire: WireRequest, timer: RequestTimer): Promise<WireResult> {
     let trail: AuditTrail | null = null;
     try {
       if (!(await this.unsealed())) return { kind: 'error', status: 503, errors: ['Vault is sealed'] };
@@ -420,7 +471,7 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
         },
         prefixedTransaction(this.barrier.transaction(), 'logical/'),
         await authorizerFor(this.acls, auth, wire.wrapTTL),
-        { wrap: wrapHook(this.wrapStore), audit: trail.hooks },
+        { wrap: wrapHook(this.wrapStore), audit: trail.hooks, resolved: timer.resolved },
       );
       return { kind: 'ok', response };
     } catch (e) {

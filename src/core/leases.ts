@@ -41,7 +41,9 @@ export interface LeasePorts {
 const RETRY_BASE_MS = 1_000;
 const RETRY_MAX_MS = 10 * 60_000;
 const enc = encodeURIComponent;
-const LEASES = 'core/leases/';
+/** Every lease lives below this key (also counted for the vault.expire.num_leases gauge). */
+export const LEASES_PREFIX = 'core/leases/';
+const LEASES = LEASES_PREFIX;
 const EXPIRY = 'core/lease-expiry/';
 const BY_TOKEN = 'core/lease-tokens/';
 const expiryKey = (ms: number, rel: string) => `${EXPIRY}${String(ms).padStart(13, '0')}/${enc(rel)}`;

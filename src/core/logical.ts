@@ -34,6 +34,8 @@ export interface WireRequest {
   rawBody?: Uint8Array;
   /** Requested response-wrapping TTL (seconds; 0 = none): policies may demand bounds on it. */
   wrapTTL: number;
+  /** The Cloudflare location the request entered by (sys/host-info); absent locally. */
+  colo?: string;
   /**
    * The caller's raw token, for sys/ requests: the SystemObject's audit entries carry its HMAC.
    * Never given to handlers (other objects receive the token beside the request).
@@ -125,6 +127,8 @@ export interface DispatchHooks {
   wakeAt?: (at: number) => void;
   /** Becomes LogicalRequest.entity. */
   entity?: () => Promise<EntityView | null>;
+  /** Told the operation the request resolved to (a write: create or update), for metrics. */
+  resolved?: (operation: Operation) => void;
 }
 
 /** Vault wraps responses that carry something; empty (204) answers and raw errors are not wrapped. */
@@ -167,6 +171,7 @@ export async function dispatch(
     clientToken: wire.clientToken,
     rawBody: wire.rawBody,
     wrapTTL: wire.wrapTTL,
+    colo: wire.colo,
     wakeAt: hooks.wakeAt,
     entity: hooks.entity,
   };
@@ -188,7 +193,12 @@ export async function dispatch(
     }
   }
 
-  if (!unauthenticated) req.sudo = authorizeOperation(authorizer, authz, req, def.updateWhenCreateDenied === true);
+  hooks.resolved?.(req.operation);
+  if (!unauthenticated) {
+    req.sudo = authorizeOperation(authorizer, authz, req, def.updateWhenCreateDenied === true);
+    // A create the policy refused may go on as an update (PathDef.updateWhenCreateDenied).
+    hooks.resolved?.(req.operation);
+  }
   if (fieldError !== null) throw fieldError;
 
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);

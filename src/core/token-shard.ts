@@ -41,6 +41,8 @@ export interface ShardPorts {
   /** Schedules the shard's alarm no later than `at` (unix ms). */
   wakeAt(at: number): Promise<void>;
   leaseMs?: number;
+  /** Told of each token a lease is granted for: its client is active (src/core/activity). */
+  active?(entry: TokenEntry, now: number): Promise<void>;
 }
 
 export class TokenShard {
@@ -78,8 +80,11 @@ export class TokenShard {
     if (!stored) return { status: 'invalid' };
     const { entry } = stored;
     if (entry.numUses > 0) {
-      return (await this.use(token, now)) ? { status: 'ok', grant: { auth: authContextFor(entry), expireTime: entry.expireTime, until: now } } : { status: 'invalid' };
+      if (!(await this.use(token, now))) return { status: 'invalid' };
+      await this.ports.active?.(entry, now);
+      return { status: 'ok', grant: { auth: authContextFor(entry), expireTime: entry.expireTime, until: now } };
     }
+    await this.ports.active?.(entry, now);
     return this.grant(entry, holder, now);
   }
 

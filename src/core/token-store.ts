@@ -13,6 +13,8 @@ import { getJSON, putJSON, type BatchStorage, type Storage, type StorageOp } fro
 import { newAccessorFor, rootTokenEntry, type TokenEntry } from './tokens';
 
 const SALT_KEY = 'salt';
+/** Every stored token's entry lives below this key (counted for sys/internal/counters/tokens). */
+export const TOKENS_PREFIX = 'tokens/';
 const CACHE_LIMIT = 10_000;
 
 /** Expiry index keys sort by time: expiry/<13-digit unix ms>/<hash>. */
@@ -115,7 +117,7 @@ export class TokenStore {
   private entryOps(hash: string, entry: TokenEntry, previous: TokenEntry | null): StorageOp[] {
     const ops: StorageOp[] = [];
     if (previous?.expireTime != null && previous.expireTime !== entry.expireTime) ops.push({ key: expiryKey(previous.expireTime, hash), value: null });
-    ops.push({ key: `tokens/${hash}`, value: utf8(JSON.stringify(entry)) });
+    ops.push({ key: `${TOKENS_PREFIX}${hash}`, value: utf8(JSON.stringify(entry)) });
     if (entry.expireTime !== null) ops.push({ key: expiryKey(entry.expireTime, hash), value: new Uint8Array(0) });
     return ops;
   }
@@ -126,7 +128,7 @@ export class TokenStore {
    */
   async put(token: string, entry: TokenEntry, random = false): Promise<StoredToken> {
     const hash = (await this.hash(token, true))!;
-    if (!random && (await this.storage.get(`tokens/${hash}`))) throw new Error('token already exists');
+    if (!random && (await this.storage.get(`${TOKENS_PREFIX}${hash}`))) throw new Error('token already exists');
     return this.store(token, hash, entry, this.storage);
   }
 
@@ -161,7 +163,7 @@ export class TokenStore {
   async remove({ hash, entry }: StoredToken): Promise<void> {
     this.forget(hash);
     const ops: StorageOp[] = [
-      { key: `tokens/${hash}`, value: null },
+      { key: `${TOKENS_PREFIX}${hash}`, value: null },
       { key: `wrapped/${hash}`, value: null },
     ];
     if (entry.accessor) ops.push({ key: `accessors/${entry.accessor}`, value: null });
@@ -175,7 +177,7 @@ export class TokenStore {
     if (!stored) {
       const hash = await this.hash(token);
       if (!hash) return null;
-      const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+      const entry = await getJSON<TokenEntry>(this.storage, `${TOKENS_PREFIX}${hash}`);
       if (!entry) return null;
       stored = { hash, entry };
       this.remember(token, stored);
@@ -188,12 +190,12 @@ export class TokenStore {
   async byAccessor(accessor: string): Promise<StoredToken | null> {
     const ref = await getJSON<{ hash: string }>(this.storage, `accessors/${accessor}`);
     if (!ref) return null;
-    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${ref.hash}`);
+    const entry = await getJSON<TokenEntry>(this.storage, `${TOKENS_PREFIX}${ref.hash}`);
     return entry ? { hash: ref.hash, entry } : null;
   }
 
   async byHash(hash: string): Promise<StoredToken | null> {
-    const entry = await getJSON<TokenEntry>(this.storage, `tokens/${hash}`);
+    const entry = await getJSON<TokenEntry>(this.storage, `${TOKENS_PREFIX}${hash}`);
     return entry ? { hash, entry } : null;
   }
 

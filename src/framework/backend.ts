@@ -72,6 +72,8 @@ export interface LogicalRequest {
   sudo?: boolean;
   /** Requested response-wrapping TTL in seconds (0 = not wrapped). */
   wrapTTL: number;
+  /** The Cloudflare location (IATA code) the request entered by; absent locally. */
+  colo?: string;
   /**
    * Asks the host to run the backend's `periodic` work at `at` (ms since the epoch) or soon
    * after, whether or not this request succeeds. Absent where the host runs no timed work.

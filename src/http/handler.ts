@@ -79,6 +79,7 @@ function passthroughHeaders(route: RouteEntry, headers: Headers): Record<string,
 function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, headers: Record<string, string> = {}): WireRequest {
   const wire: WireRequest = { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers, wrapTTL: p.wrapTTL };
   if (p.rawBody) wire.rawBody = p.rawBody;
+  if (p.colo) wire.colo = p.colo;
   return wire;
 }
 

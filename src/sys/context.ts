@@ -1,5 +1,7 @@
 // What the system backend's handlers operate on (implemented by the SystemObject).
+import type { ActivityRecord } from '../core/activity/log';
 import type { AuditTable } from '../core/audit/table';
+import type { MetricsSnapshot } from '../core/metrics/registry';
 import type { MountService } from '../core/mount-service';
 import type { PolicyStore } from '../core/policy-store';
 import type { SystemCore } from '../core/system-core';
@@ -28,6 +30,16 @@ export interface SystemServices {
   wrapping: WrappingServices;
   /** The audit device table (sys/audit, sys/audit-hash). */
   audit: AuditTable;
+  /** Every object's metrics merged, with the cluster's gauges (sys/metrics). */
+  metrics(): Promise<MetricsSnapshot>;
+  /** Service tokens stored across the token-store shards. */
+  serviceTokens(): Promise<number>;
+  /** The clients each shard recorded in the given months ("YYYY-MM"), all shards together. */
+  activity(months: string[]): Promise<Record<string, ActivityRecord[]>>;
+  /** Tells every shard how many months of client activity to keep. */
+  setActivityRetention(months: number): Promise<void>;
+  /** When the SystemObject instance answering started (unix ms). */
+  startedAt: number;
 }
 
 /** Response-wrapping tokens at their token-store shards. */

@@ -3,7 +3,9 @@ import type { Backend } from '../framework/backend';
 import { toolPaths } from '../framework/tools';
 import { auditPaths } from './audit';
 import type { SystemServices } from './context';
+import { counterPaths } from './counters';
 import { leasePaths } from './leases';
+import { metricsPaths } from './metrics';
 import { mountPaths } from './mounts';
 import { capabilityPaths, policyPaths } from './policies';
 import { sealPaths } from './seal';
@@ -23,6 +25,8 @@ export function systemBackend(services: SystemServices): Backend {
       ...uiMountPaths(services),
       ...wrappingPaths(services),
       ...auditPaths(services),
+      ...metricsPaths(services),
+      ...counterPaths(services),
       ...toolPaths('tools/'),
     ],
     unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,

@@ -20,6 +20,8 @@ export interface AuditBrokerPorts {
    * device was disabled since the list was read (it neither records nor refuses).
    */
   send(device: AuditDeviceRef, input: AuditInput): Promise<'recorded' | 'gone'>;
+  /** Told when no device could record an entry (the request is refused): for metrics. */
+  failed?(type: AuditInput['type']): void;
 }
 
 /** The device list is re-read at least this often, even without a change notice. */
@@ -76,6 +78,7 @@ export class AuditBroker {
       } catch (e) {
         // Whether any device is enabled is unknown: fail closed.
         console.error(`audit devices could not be read: ${e instanceof Error ? e.message : String(e)}`);
+        this.ports.failed?.(input.type);
         return 'failed';
       }
     }
@@ -95,6 +98,7 @@ export class AuditBroker {
       console.error(`audit device ${devices[i].path} failed to log the ${input.type} of ${input.request.path}: ${reason}`);
     });
     if (recorded) return 'recorded';
+    if (failed) this.ports.failed?.(input.type);
     return failed ? 'failed' : 'none';
   }
 }
