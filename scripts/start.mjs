@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { initialise, isInitialised } from './first-start.mjs';
 import { build, ROOT, serve } from './miniflare-server.mjs';
 
 const port = Number(process.env.PORT ?? 8200);
@@ -26,23 +27,8 @@ function sealKey() {
   return readFileSync(file, 'utf8').trim();
 }
 
-async function api(url, method, pathName, body, token) {
-  const res = await fetch(`${url}/v1/${pathName}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { 'x-vault-token': token } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`${method} ${pathName}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
 async function firstStart(url) {
-  const init = await api(url, 'PUT', 'sys/init', { recovery_shares: 1, recovery_threshold: 1 });
-  const initFile = path.join(dataDir, 'init.json');
-  writeFileSync(initFile, JSON.stringify(init, null, 2) + '\n', { mode: 0o600 });
-  // As Vault's dev server does: versioned KV at secret/.
-  await api(url, 'POST', 'sys/mounts/secret', { type: 'kv', description: 'key/value secret storage', options: { version: '2' } }, init.root_token);
+  const initFile = await initialise(url, dataDir);
   say(`Initialised a new cluster; the root token and the recovery key are in ${initFile}`);
   say('Mounted a kv version 2 secrets engine at secret/.');
 }
@@ -80,8 +66,7 @@ async function main() {
   }
 
   const initFile = path.join(dataDir, 'init.json');
-  const { initialized } = await api(url, 'GET', 'sys/init');
-  if (!initialized) await firstStart(url);
+  if (!(await isInitialised(url))) await firstStart(url);
   else if (devRootToken && existsSync(initFile) && JSON.parse(readFileSync(initFile, 'utf8')).root_token !== devRootToken) {
     console.warn('COFFER_DEV_ROOT_TOKEN only applies when the data directory is first initialised; it was ignored.');
   }
