@@ -1,37 +1,45 @@
-// `npm test`: type-check, then unit + integration tests in workerd, then end-to-end tests
-// against real processes. Stops at the first failing stage.
+// `npm test`: system packages, type-check, unit + integration tests in workerd, end-to-end tests
+// against real processes, then the real-client suite (hvac, node-vault). Stops at the first
+// failing stage. Every stage runs with a private temporary folder, removed at the end whatever
+// happened, so no test seal key or token outlives the run.
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { ensureSystemPackages } from './system-packages.mjs';
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
 const bin = (name) => path.join(root, 'node_modules/.bin', name);
 const extra = process.argv.slice(2);
 
-/** Debian packages the tests drive (openssl verifies CSRs and certificates); installed when missing. */
-function ensureSystemPackages() {
-  const missing = ['openssl'].filter((cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status !== 0);
-  if (missing.length === 0) return;
-  console.log(`Installing Debian packages: ${missing.join(' ')}`);
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
-  for (const args of [['apt-get', 'update'], ['apt-get', 'install', '-y', ...missing]]) {
-    const [cmd, ...rest] = [...sudo, ...args];
-    const r = spawnSync(cmd, rest, { stdio: 'inherit' });
-    if (r.status !== 0) process.exit(r.status ?? 1);
-  }
-}
-
 ensureSystemPackages();
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'coffer-test-'));
+const cleanup = () => rmSync(tmp, { recursive: true, force: true });
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
 
 const stages = [
   ['type-check', bin('tsc'), ['--noEmit', '-p', '.']],
   ['unit + integration (workerd)', bin('vitest'), ['run', ...extra]],
   ['end-to-end (launcher, wrangler dev, node-vault)', bin('vitest'), ['run', '-c', 'vitest.e2e.config.ts', ...extra]],
+  ['real clients (hvac, node-vault)', bin('vitest'), ['run', '-c', 'vitest.clients.config.ts', ...extra]],
 ];
 
+let status = 0;
 for (const [name, cmd, args] of stages) {
   console.log(`\n=== ${name} ===`);
   const started = Date.now();
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false' } });
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, WRANGLER_SEND_METRICS: 'false', TMPDIR: tmp } });
   console.log(`=== ${name}: ${r.status === 0 ? 'passed' : 'FAILED'} in ${((Date.now() - started) / 1000).toFixed(1)}s ===`);
-  if (r.status !== 0) process.exit(r.status ?? 1);
+  if (r.status !== 0) {
+    status = r.status ?? 1;
+    break;
+  }
 }
+cleanup();
+process.exit(status);

@@ -18,7 +18,7 @@ export const CLIENT_BASIC = { id: 'coffer', secret: 'coffer-client-secret-basic-
 export const CLIENT_POST = { id: 'coffer-post', secret: 'coffer-client-secret-post-0123456789' };
 
 /** Mount paths whose callbacks the clients may redirect to (any loopback port). */
-export const CALLBACK_MOUNTS = ['oidc', 'oidc-fp', 'oidc-idt', 'oidc-post', 'oidc-bad'];
+export const CALLBACK_MOUNTS = ['oidc', 'oidc-fp', 'oidc-idt', 'oidc-post', 'oidc-bad', 'hvac-oidc', 'node-vault-oidc'];
 export const callbackPath = (mount: string): string => `/v1/auth/${mount}/oidc/callback`;
 
 export interface TestUser {

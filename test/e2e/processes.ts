@@ -1,6 +1,6 @@
 // Real server processes for end-to-end tests: the launcher (`npm start`) and `wrangler dev`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,19 @@ export interface Server {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export const tempDir = (prefix: string): string => mkdtempSync(path.join(os.tmpdir(), prefix));
+const made: string[] = [];
+// Test data directories hold seal keys and root tokens: none outlives the process that made it,
+// whether its tests passed or failed.
+process.once('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new directory under the system's temporary folder, removed when this process exits. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

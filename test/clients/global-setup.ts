@@ -1,0 +1,84 @@
+// The real-client suite's world, started once (vitest globalSetup): the Worker built as `npm start`
+// builds it, one launcher every client test talks to, a real OpenID provider, and a small helper
+// service for what a client library does not do itself — minting JWTs with a key the JWT method
+// is configured with, and signing a user in at the provider like a browser would.
+import http from 'node:http';
+import type net from 'node:net';
+import path from 'node:path';
+import { exportSPKI, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
+import type { TestProject } from 'vitest/node';
+// @ts-expect-error -- plain ESM helper without type declarations
+import { build, ROOT } from '../../scripts/miniflare-server.mjs';
+import { Browser } from '../e2e/oidc-browser';
+import { startIdP } from '../e2e/oidc-provider';
+import { readInit, startLauncher, tempDir } from '../e2e/processes';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The launcher under test, its root token and its recovery key. */
+    coffer: { url: string; rootToken: string; recoveryKey: string; dataDir: string };
+    oidcIssuer: string;
+    /** The helper service (below). */
+    clientHelper: string;
+  }
+}
+
+/** JSON body of a request to the helper. */
+async function readJson(req: http.IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  return chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {};
+}
+
+/**
+ * POST /jwt {claims, ttl?}: a JWT signed with the helper's ES256 key (exp, iat, nbf filled in);
+ * GET /jwt/public-key: that key as PEM, for jwt_validation_pubkeys;
+ * POST /sign-in {auth_url, user, password, redirect_uri}: the URL the provider redirects the user's
+ * browser to (carrying code and state), after filling in its login and consent pages.
+ */
+async function startHelper(): Promise<{ url: string; close(): Promise<void> }> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const publicPem = await exportSPKI(publicKey);
+  const server = http.createServer((req, res) => {
+    const reply = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    (async () => {
+      if (req.method === 'GET' && req.url === '/jwt/public-key') return reply(200, { public_key: publicPem });
+      const body = await readJson(req);
+      if (req.method === 'POST' && req.url === '/jwt') {
+        const now = Math.floor(Date.now() / 1000);
+        const ttl = typeof body.ttl === 'number' ? body.ttl : 300;
+        const jwt = await new SignJWT({ iat: now, nbf: now, exp: now + ttl, ...(body.claims as JWTPayload) })
+          .setProtectedHeader({ alg: 'ES256', typ: 'JWT' })
+          .sign(privateKey);
+        return reply(200, { jwt });
+      }
+      if (req.method === 'POST' && req.url === '/sign-in') {
+        const result = await new Browser().signIn(String(body.auth_url), String(body.user), String(body.password), String(body.redirect_uri));
+        if (result.kind !== 'redirect') return reply(502, { error: `the provider answered ${JSON.stringify(result)}` });
+        return reply(200, { url: result.url.toString() });
+      }
+      reply(404, { error: 'unknown helper route' });
+    })().catch((e: unknown) => reply(500, { error: String(e) }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
+  const idp = await startIdP();
+  const helper = await startHelper();
+  const dataDir = tempDir('coffer-clients-');
+  const server = await startLauncher(dataDir);
+  const init = readInit(dataDir);
+  project.provide('coffer', { url: server.url, rootToken: init.root_token, recoveryKey: init.recovery_keys[0], dataDir });
+  project.provide('oidcIssuer', idp.issuer);
+  project.provide('clientHelper', helper.url);
+  return async () => {
+    await server.stop('SIGTERM');
+    await Promise.all([idp.close(), helper.close()]);
+  };
+}

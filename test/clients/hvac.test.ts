@@ -1,0 +1,40 @@
+// The hvac conformance suite (test/clients/hvac/test_*.py) against the shared launcher. Every
+// Python test becomes a vitest test of its own, named after it, failing with the Python
+// traceback; the modules run as separate processes, a few at a time.
+import { readdirSync } from 'node:fs';
+import { beforeAll, describe, inject, it } from 'vitest';
+import { expectPassed, HVAC_DIR, listTests, runModule, type Result } from './hvac/suite';
+
+const PARALLEL = 3;
+const coffer = inject('coffer');
+const target = { ...coffer, extra: { COFFER_HELPER_URL: inject('clientHelper'), OIDC_ISSUER: inject('oidcIssuer') } };
+
+const modules = readdirSync(HVAC_DIR)
+  .filter((f) => /^test_\w+\.py$/.test(f))
+  .map((f) => f.slice(0, -3))
+  .sort();
+
+/** Runs every module, at most PARALLEL at once; each module's results as soon as it finishes. */
+function runAll(): Map<string, Promise<Result[]>> {
+  const queue = [...modules];
+  const settle = new Map<string, (r: Result[]) => void>();
+  const runs = new Map(modules.map((m) => [m, new Promise<Result[]>((resolve) => settle.set(m, resolve))]));
+  const worker = async () => {
+    for (let m = queue.shift(); m; m = queue.shift()) settle.get(m)!(await runModule(m, target));
+  };
+  for (let i = 0; i < PARALLEL; i++) void worker();
+  return runs;
+}
+
+let runs: Map<string, Promise<Result[]>>;
+beforeAll(() => {
+  runs = runAll();
+});
+
+for (const module of modules) {
+  describe(`hvac ${module}`, () => {
+    for (const id of listTests(module)) {
+      it(id.slice(module.length + 1), async () => expectPassed(await runs.get(module)!, id), 600_000);
+    }
+  });
+}
