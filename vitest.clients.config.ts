@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/clients/**/*.test.ts'],
     environment: 'node',
+    setupFiles: ['test/e2e/cleanup.ts'],
     globalSetup: ['test/clients/global-setup.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,

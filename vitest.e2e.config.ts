@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/e2e/**/*.test.ts'],
     environment: 'node',
+    setupFiles: ['test/e2e/cleanup.ts'],
     globalSetup: ['test/e2e/global-setup.ts', 'test/e2e/oidc-provider.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,

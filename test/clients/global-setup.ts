@@ -11,7 +11,7 @@ import type { TestProject } from 'vitest/node';
 import { build, ROOT } from '../../scripts/miniflare-server.mjs';
 import { Browser } from '../e2e/oidc-browser';
 import { startIdP } from '../e2e/oidc-provider';
-import { readInit, startLauncher, tempDir } from '../e2e/processes';
+import { readInit, removeTempDirs, startLauncher, tempDir } from '../e2e/processes';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -80,5 +80,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
   return async () => {
     await server.stop('SIGTERM');
     await Promise.all([idp.close(), helper.close()]);
+    removeTempDirs();
   };
 }

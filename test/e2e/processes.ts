@@ -1,6 +1,6 @@
 // Real server processes for end-to-end tests: the launcher (`npm start`) and `wrangler dev`.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,16 +16,27 @@ export interface Server {
 }
 
 const made: string[] = [];
-// Test data directories hold seal keys and root tokens: none outlives the process that made it,
-// whether its tests passed or failed.
-process.once('exit', () => {
-  for (const dir of made) rmSync(dir, { recursive: true, force: true });
-});
 
-/** A new directory under the system's temporary folder, removed when this process exits. */
+/**
+ * Removes every directory tempDir made. Test data directories hold seal keys and root tokens: the
+ * suites call this after each file (cleanup.ts), and the process does on exit, whatever happened.
+ */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+process.once('exit', removeTempDirs);
+
+/** A new directory under the system's temporary folder (see removeTempDirs). */
 export function tempDir(prefix: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
   made.push(dir);
+  return dir;
+}
+
+/** The temporary folder of a server process: inside its data directory, so it goes with it. */
+function serverTmp(dataDir: string): string {
+  const dir = path.join(dataDir, 'tmp');
+  mkdirSync(dir, { recursive: true });
   return dir;
 }
 
@@ -74,7 +85,7 @@ function stopper(proc: ChildProcess) {
 export async function startLauncher(dataDir: string, env: Record<string, string> = {}): Promise<Server> {
   const proc = spawn(process.execPath, ['scripts/start.mjs'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_SKIP_BUILD: '1', COFFER_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_SKIP_BUILD: '1', COFFER_LOG_LEVEL: 'warn', TMPDIR: serverTmp(dataDir), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const { match, output } = await track(proc, /Coffer is listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
@@ -88,7 +99,7 @@ export async function startWranglerDev(stateDir: string, vars: Record<string, st
   for (const [k, v] of Object.entries(vars)) args.push('--var', `${k}:${v}`);
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1' },
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: '1', TMPDIR: serverTmp(stateDir) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const { output } = await track(proc, /Ready on http/, 90_000);

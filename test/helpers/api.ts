@@ -54,3 +54,10 @@ export async function initCluster(shares = 3, threshold = 2): Promise<Cluster> {
 }
 
 export const PERMISSION_DENIED = '1 error occurred:\n\t* permission denied\n\n';
+
+/** A token holding only `policy` (written as the ACL policy `name` first), created by `root`. */
+export async function tokenWithPolicy(root: string, name: string, policy: string): Promise<string> {
+  const written = await api('PUT', `sys/policies/acl/${name}`, { token: root, body: { policy } });
+  if (written.status !== 204) throw new Error(`policy ${name}: ${written.status} ${written.text}`);
+  return (await api('POST', 'auth/token/create', { token: root, body: { policies: [name] } })).body.auth.client_token as string;
+}

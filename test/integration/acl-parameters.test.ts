@@ -2,7 +2,7 @@
 // the values the router captured from the path (KV v2's `path`, transit's and PKI's `name`) —
 // on the paths where captures exist: KV v2 data and metadata, transit and PKI.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
+import { api, initCluster, PERMISSION_DENIED, tokenWithPolicy, type Cluster } from '../helpers/api';
 import { mountKv2 } from '../helpers/kv2';
 
 let c: Cluster;
@@ -12,10 +12,7 @@ const root = async (method: string, path: string, body?: unknown) => {
   return r;
 };
 const as = (token: string, method: string, path: string, body?: unknown) => api(method, path, { token, body });
-const tokenWith = async (name: string, policy: string) => {
-  await root('PUT', `sys/policies/acl/${name}`, { policy });
-  return (await root('POST', 'auth/token/create', { policies: [name] })).body.auth.client_token as string;
-};
+const tokenWith = (name: string, policy: string) => tokenWithPolicy(c.root, name, policy);
 const denied = (r: { status: number; body: { errors: string[] } }) => {
   expect(r.status).toBe(403);
   expect(r.body.errors).toEqual([PERMISSION_DENIED]);

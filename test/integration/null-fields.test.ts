@@ -3,16 +3,11 @@
 // a caller left out. A field Vault decodes into a pointer (token create's `renewable`) keeps its
 // default instead.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, initCluster, type Cluster } from '../helpers/api';
+import { api, caller, initCluster, type Cluster } from '../helpers/api';
 import { makeKey } from '../helpers/jwt';
 
 let c: Cluster;
-const call = (method: string, path: string, body?: unknown, token?: string) => api(method, path, { token: token ?? c.root, body });
-async function ok(method: string, path: string, body?: unknown, token?: string) {
-  const r = await call(method, path, body, token);
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-  return r;
-}
+const { call, ok } = caller(() => c.root);
 
 beforeAll(async () => {
   c = await initCluster();
@@ -85,7 +80,7 @@ describe('tokens', () => {
   it('inherits the parent\'s policies for an empty list too', async () => {
     const parent = (await ok('POST', 'auth/token/create', { policies: ['default', 'extra'], ttl: '1h' })).body.auth.client_token;
     await ok('PUT', 'sys/policies/acl/extra', { policy: 'path "auth/token/create" { capabilities = ["update"] }' });
-    const child = (await ok('POST', 'auth/token/create', { policies: [] }, parent)).body.auth;
+    const child = (await caller(() => parent).ok('POST', 'auth/token/create', { policies: [] })).body.auth;
     expect(child.policies).toEqual(['default', 'extra']);
   });
 

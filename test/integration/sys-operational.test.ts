@@ -2,17 +2,12 @@
 // and sys/internal/counters (tokens, activity, monthly, config), from data Coffer really keeps.
 import { SELF } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
+import { api, caller, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 import { setSinkMode, sinkURL } from '../helpers/audit-sink';
 import { mountKv2 } from '../helpers/kv2';
 
 let c: Cluster;
-const call = (method: string, path: string, body?: unknown, token?: string) => api(method, path, { token: token ?? c.root, body });
-async function ok(method: string, path: string, body?: unknown, token?: string) {
-  const r = await call(method, path, body, token);
-  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
-  return r;
-}
+const { call, ok } = caller(() => c.root);
 
 interface DisplayAggregate {
   Name: string;
@@ -34,7 +29,7 @@ describe('sys/metrics', () => {
     expect(anonymous.status).toBe(403);
     expect(anonymous.body.errors).toEqual([PERMISSION_DENIED]);
     const plain = (await ok('POST', 'auth/token/create', { policies: ['default'] })).body.auth.client_token;
-    expect((await call('GET', 'sys/metrics', undefined, plain)).status).toBe(403);
+    expect((await api('GET', 'sys/metrics', { token: plain })).status).toBe(403);
   });
 
   it('answers Vault\'s JSON: request timings per mount and operation, token and mount-table figures, seal state', async () => {
@@ -129,7 +124,7 @@ describe('sys/internal/counters', () => {
     const plain1 = (await ok('POST', 'auth/token/create', { policies: ['counted'] })).body.auth;
     const plain2 = (await ok('POST', 'auth/token/create', { policies: ['counted'] })).body.auth;
     const other = (await ok('POST', 'auth/token/create', { policies: ['counted', 'other'] })).body.auth;
-    for (const t of [a1, a2, b, plain1, plain2, other]) await ok('GET', 'auth/token/lookup-self', undefined, t.client_token);
+    for (const t of [a1, a2, b, plain1, plain2, other]) await caller(() => t.client_token).ok('GET', 'auth/token/lookup-self');
     const monthly = (await ok('GET', 'sys/internal/counters/activity/monthly')).body.data;
     // New: the entities svc-a and svc-b, and the non-entity clients {counted, default} and {counted, default, other}.
     expect(monthly.entity_clients - before.entity_clients).toBe(2);
