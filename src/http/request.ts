@@ -18,7 +18,7 @@ export interface ParsedRequest {
   /** Requested response-wrapping TTL in seconds (0 = none). */
   wrapTTL: number;
   clientIP: string;
-  /** The Cloudflare location (IATA code) the request entered by; absent locally. */
+  /** The Cloudflare location (IATA code) the request entered by, for sys/host-info only (see handleV1). */
   colo?: string;
   headers: Headers;
   /** The body as bytes when its content type is one of RAW_BODY_TYPES (data is then {}). */
@@ -171,7 +171,6 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
     wrapTTL,
     clientIP: req.headers.get('cf-connecting-ip') ?? '127.0.0.1',
     headers: req.headers,
-    ...(typeof req.cf?.colo === 'string' ? { colo: req.cf.colo } : {}),
     ...(rawType ? { rawBody: bytes } : {}),
   };
 }

@@ -27,6 +27,16 @@ export interface ActivityRecord {
 /** "2026-11" for a time in November 2026 (UTC). */
 export const monthOf = (ms: number): string => new Date(ms).toISOString().slice(0, 7);
 
+/** The month of `ms`, remembered with the span it covers: note() runs on every token use. */
+let monthCache = { from: 0, to: 0, month: '' };
+function cachedMonth(ms: number): string {
+  if (ms < monthCache.from || ms >= monthCache.to) {
+    const d = new Date(ms);
+    monthCache = { from: Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1), to: Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1), month: monthOf(ms) };
+  }
+  return monthCache.month;
+}
+
 async function clientOf(entry: TokenEntry): Promise<{ clientId: string; kind: ClientKind }> {
   if (entry.entityId) return { clientId: entry.entityId, kind: 'entity' };
   // Coffer has one namespace, Vault's root namespace "root".
@@ -44,7 +54,7 @@ export class ActivityLog {
 
   /** Records the client behind a token for the month of `now` (once). */
   async note(entry: TokenEntry, now = Date.now()): Promise<void> {
-    const month = monthOf(now);
+    const month = cachedMonth(now);
     if (entry.accessor && this.seen.get(entry.accessor) === month) return;
     const { clientId, kind } = await clientOf(entry);
     const key = `${PREFIX}${month}/${clientId}`;

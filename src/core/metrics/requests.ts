@@ -8,6 +8,19 @@
 import type { Operation, WireOperation } from '../../framework/backend';
 import type { MetricsRegistry } from './registry';
 
+/** vault.route.<operation>.<mount with dashes>, built once per mount and operation. */
+const routeNames = new Map<string, string>();
+function routeName(operation: string, mountPoint: string): string {
+  const key = `${operation} ${mountPoint}`;
+  let name = routeNames.get(key);
+  if (name === undefined) {
+    if (routeNames.size >= 10_000) routeNames.clear();
+    name = `vault.route.${operation}.${mountPoint.replace(/\//g, '-')}`;
+    routeNames.set(key, name);
+  }
+  return name;
+}
+
 export class RequestTimer {
   private operation: string;
   private readonly started = Date.now();
@@ -30,7 +43,7 @@ export class RequestTimer {
   done(): void {
     const ms = Date.now() - this.started;
     this.metrics.sample(this.login ? 'vault.core.handle_login_request' : 'vault.core.handle_request', ms);
-    this.metrics.sample(`vault.route.${this.operation}.${this.mountPoint.replace(/\//g, '-')}`, ms);
+    this.metrics.sample(routeName(this.operation, this.mountPoint), ms);
   }
 }
 
