@@ -3,6 +3,7 @@
 
 import { badRequest } from './errors';
 import { DurationError, parseDurationSeconds } from './duration';
+import { exactText, exactToNumber, isExactNumber } from './json-numbers';
 
 export type FieldType =
   | 'string'
@@ -41,6 +42,8 @@ const FALSE_STRINGS = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
 
 function toStringValue(v: unknown): string {
   if (typeof v === 'string') return v;
+  // A number kept exact reads as the text the client sent (mapstructure's json.Number to string).
+  if (isExactNumber(v)) return exactText(v);
   if (v === null) return ''; // a null inside a list or map, as mapstructure decodes it
   if (typeof v === 'number' || typeof v === 'bigint') return String(v);
   if (typeof v === 'boolean') return v ? '1' : '0';
@@ -54,7 +57,8 @@ function describe(v: unknown): string {
 }
 
 function toInt(v: unknown): number {
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
+  // Beyond 2^53 a double no longer holds every integer: refused rather than changed.
+  if (typeof v === 'number' && Number.isSafeInteger(v)) return v;
   if (typeof v === 'string' && /^\s*[-+]?\d+\s*$/.test(v)) {
     const n = parseInt(v, 10);
     if (Number.isSafeInteger(n)) return n;
@@ -112,6 +116,8 @@ function toStringMap(v: unknown): Record<string, string> {
  */
 export function convertField(type: FieldType, raw: unknown): unknown {
   if (raw === null) return type === 'any' ? null : zeroValue(type);
+  // Exact numbers are numbers to the numeric types; the string, list and map types keep their text.
+  if (isExactNumber(raw) && (type === 'int' || type === 'bool' || type === 'duration' || type === 'signed-duration')) raw = exactToNumber(raw);
   switch (type) {
     case 'string':
       return toStringValue(raw);

@@ -2,6 +2,7 @@
 // before JSON.parse builds anything; responses are encoded like Go's json.Encoder.
 
 import { CofferError } from '../framework/errors';
+import { parseJson, stringifyJson } from '../framework/json-numbers';
 
 export interface JsonLimits {
   maxDepth: number;
@@ -79,8 +80,10 @@ export function parseJsonObject(text: string, limits: JsonLimits): Record<string
   checkJsonLimits(text, limits);
   let value: unknown;
   try {
-    value = JSON.parse(text);
-  } catch {
+    // Numbers stay as the client wrote them (framework/json-numbers.ts), as Vault's UseNumber does.
+    value = parseJson(text);
+  } catch (e) {
+    if (e instanceof CofferError) throw e;
     throw jsonError();
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw jsonError('the request body must be a JSON object');
@@ -97,5 +100,5 @@ const GO_ESCAPES: Record<string, string> = {
 
 /** Like Go's json.Encoder: HTML-safe escapes and a trailing newline. */
 export function encodeJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (ch) => GO_ESCAPES[ch]) + '\n';
+  return stringifyJson(value).replace(/[<>&\u2028\u2029]/g, (ch) => GO_ESCAPES[ch]) + '\n';
 }

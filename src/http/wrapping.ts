@@ -8,6 +8,7 @@ import type { WrappedResponse } from '../core/token-store';
 import { newServiceToken } from '../core/tokens';
 import type { LogicalResponse, WrapInfo } from '../framework/backend';
 import { formatRFC3339Nano } from '../framework/duration';
+import { stringifyJson } from '../framework/json-numbers';
 import { envelopeBody } from './envelope';
 import { encodeJson } from './json';
 
@@ -16,7 +17,7 @@ export type WrapStore = (token: string, record: WrappedResponse) => Promise<{ ac
 
 /** The JSON text a wrapped response is kept as. */
 export function wrappedResponseText(response: LogicalResponse, wire: WireRequest, mount: MountContext): string {
-  if (response.raw) return JSON.stringify(response.raw.body);
+  if (response.raw) return stringifyJson(response.raw.body);
   const body = envelopeBody(response, { requestId: wire.id, path: wire.path, mountType: mount.mountType });
   return encodeJson(body).trimEnd();
 }

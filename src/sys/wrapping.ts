@@ -4,6 +4,7 @@
 import type { LogicalRequest, LogicalResponse, PathDef } from '../framework/backend';
 import { badRequest } from '../framework/errors';
 import type { FieldData, FieldSchemas } from '../framework/fields';
+import { parseJson } from '../framework/json-numbers';
 import type { SystemServices } from './context';
 
 export const INVALID_WRAPPING_TOKEN = 'wrapping token is not valid or does not exist';
@@ -42,7 +43,8 @@ export function wrappingPaths(s: SystemServices): PathDef[] {
         update: async (req, f): Promise<LogicalResponse> => {
           const record = await w.unwrap(wrappingToken(req, f));
           if (!record) throw badRequest(INVALID_WRAPPING_TOKEN);
-          return { raw: { status: 200, body: JSON.parse(record.response) as unknown } };
+          // Kept as text: parsed with its numbers exact, as the client would have read them.
+          return { raw: { status: 200, body: parseJson(record.response) } };
         },
       },
     },

@@ -1,6 +1,8 @@
 // Parameter constraints of a path rule (required / denied / allowed parameters), checked against
 // request data for read, create, update and patch.
 
+import { exactText, exactToNumber, isExactNumber } from '../../framework/json-numbers';
+
 export interface ParameterConstraints {
   /** Keys lowercased. An empty list means "any value". */
   allowed: ReadonlyMap<string, readonly unknown[]>;
@@ -43,6 +45,8 @@ export function globMatch(pattern: string, value: string): boolean {
 
 /** One policy value against one request value: strings by glob, anything else by deep equality. */
 export function valueMatches(policyValue: unknown, requestValue: unknown): boolean {
+  // A number kept exact compares as text with a string, as a number with anything else.
+  if (isExactNumber(requestValue)) requestValue = typeof policyValue === 'string' ? exactText(requestValue) : exactToNumber(requestValue);
   if (typeof policyValue === 'string' && typeof requestValue === 'string') return globMatch(policyValue, requestValue);
   return deepEqual(policyValue, requestValue);
 }

@@ -5,6 +5,7 @@
 
 import { toHex } from '../../crypto/encoding';
 import { sha256 } from '../../crypto/hmac';
+import { stringifyJson } from '../../framework/json-numbers';
 import type { AuditEntry } from './entry';
 
 /** What the first entry after enabling a device points back to. */
@@ -29,7 +30,7 @@ export async function entryHash(text: string): Promise<string> {
  * (inside strings, the only place it can appear), so re-encoding cannot change the hash.
  */
 export function asciiJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return stringifyJson(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 export interface ChainedEntry {

@@ -5,6 +5,7 @@
 
 import { toHex } from '../../crypto/encoding';
 import { hmacSha256 } from '../../crypto/hmac';
+import { isExactNumber } from '../../framework/json-numbers';
 
 /** Hashes one string; identity when the device logs raw. */
 export type Hasher = (value: string) => Promise<string>;
@@ -24,6 +25,8 @@ export const rawHasher: Hasher = async (value) => value;
  */
 export async function hashValue(value: unknown, hash: Hasher, keep: ReadonlySet<string> = new Set()): Promise<unknown> {
   if (typeof value === 'string') return hash(value);
+  // A number kept exact is a number: kept, like any other.
+  if (isExactNumber(value)) return value;
   if (Array.isArray(value)) return Promise.all(value.map((v) => hashValue(v, hash, keep)));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};

@@ -4,6 +4,7 @@
 
 import { utf8 } from '../../../crypto/encoding';
 import { badRequest, multierror } from '../../../framework/errors';
+import { exactText, isExactNumber } from '../../../framework/json-numbers';
 
 const PREFIX = 'custom_metadata validation failed';
 export const MAX_KEYS = 64;
@@ -24,6 +25,7 @@ export function parseCustomMetadata(raw: Record<string, unknown>, patch: boolean
     if (v === null) s = patch ? null : '';
     else if (typeof v === 'string') s = v;
     else if (typeof v === 'number') s = String(v);
+    else if (isExactNumber(v)) s = exactText(v);
     else if (typeof v === 'boolean') s = v ? '1' : '0';
     else throw badRequest(`${PREFIX}: value for key ${JSON.stringify(k)} must be a string`);
     Object.defineProperty(out, k, { value: s, enumerable: true, writable: true, configurable: true });

@@ -3,6 +3,7 @@
 
 import type { PathDef } from '../../../framework/backend';
 import { badRequest, notFound } from '../../../framework/errors';
+import { isExactNumber } from '../../../framework/json-numbers';
 import { PATH_FIELD, type Kv2Context } from './context';
 import { requestedVersion } from './data';
 import { isLive } from './model';
@@ -10,7 +11,8 @@ import { rawEnvelope } from './raw';
 import { readMeta, readVersionData } from './store';
 import { versionMetadata } from './views';
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (a number kept exact is a leaf, though held in an object). */
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isExactNumber(v);
 
 /** The keys of `data` to `maxDepth` levels (0: all), leaves and empty maps as null. */
 export function subkeys(data: Record<string, unknown>, maxDepth: number, depth = 1): Record<string, unknown> {
