@@ -35,7 +35,7 @@ import { backendType } from '../src/registry';
 import { remoteAuditBroker } from './audit';
 import { IdentityClient, type IdentityLoginReply } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
-import { SqlPhysical } from './sqlite-physical';
+import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
 import { systemStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
 
 const ENTRY_KEY = 'core/mount-entry';
@@ -150,7 +150,10 @@ export class MountObject extends DurableObject<Env> {
     return this.host(entry);
   }
 
-  private async wakeAt(at: number): Promise<void> {
+  private async wakeAt(when: number): Promise<void> {
+    // Durable Object alarms stop at 2189: a later wish (a century-long rotation period) wakes the
+    // object then, and its timed work asks again.
+    const at = Math.min(when, LATEST_ALARM);
     const current = await this.ctx.storage.getAlarm();
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }

@@ -34,6 +34,12 @@ CREATE TRIGGER IF NOT EXISTS coffer_apply_delete_v1 INSTEAD OF INSERT ON coffer_
 END;
 `;
 
+/**
+ * The latest time a Durable Object alarm can be set to ("This API doesn't support dates after
+ * 2189"): a later wake-up is set to this and asks again when it comes.
+ */
+export const LATEST_ALARM = Date.UTC(2189, 0, 1);
+
 /** Ops per statement: 4 bound values each, and a Durable Object allows 100 per statement. */
 const OPS_PER_STATEMENT = 25;
 

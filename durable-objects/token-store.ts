@@ -33,7 +33,7 @@ import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage'
 import { remoteAuditBroker } from './audit';
 import { IdentityClient } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
-import { SqlPhysical } from './sqlite-physical';
+import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
 import { mountStub, systemStub, tokenShardStub, wrapHook } from './stubs';
 import { findRoute } from '../src/core/mounts';
 import type { WrapStore } from '../src/http/wrapping';
@@ -117,7 +117,8 @@ export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   /** The alarm as this object last set or read it (undefined: not known; it is the only setter). */
   private alarmAt: number | null | undefined;
 
-  private async wakeAt(at: number): Promise<void> {
+  private async wakeAt(when: number): Promise<void> {
+    const at = Math.min(when, LATEST_ALARM); // alarms stop at 2189 (see sqlite-physical.ts)
     // Every new token asks for its expiry: most are later than the alarm already set.
     if (this.alarmAt != null && this.alarmAt <= at) return;
     const current = this.alarmAt === undefined ? await this.ctx.storage.getAlarm() : this.alarmAt;

@@ -13,6 +13,13 @@ const UNIT_NANOS: Record<string, number> = {
 
 export class DurationError extends Error {}
 
+/**
+ * The longest duration Vault can hold: Go's time.Duration is int64 nanoseconds, 2562047h47m16s
+ * and a fraction. Anything longer is refused, not wrapped around or rounded: every TTL, period
+ * and rotation period stays a date JavaScript and X.509 can represent.
+ */
+export const MAX_DURATION_SECONDS = 9_223_372_036;
+
 /** Parses a Go duration string such as "1h30m", "1.5h" or "-2s" into nanoseconds. */
 function parseGoDuration(input: string): number {
   const fail = (): never => {
@@ -34,6 +41,8 @@ function parseGoDuration(input: string): number {
     total += parseFloat(m![1]) * UNIT_NANOS[m![2]];
     s = s.slice(m![0].length);
   }
+  // Go refuses what overflows int64 nanoseconds with the same message.
+  if (total / 1e9 > MAX_DURATION_SECONDS) fail();
   return sign * total;
 }
 
@@ -45,15 +54,22 @@ export function parseDurationSeconds(value: unknown): number {
   if (value === null || value === undefined) return 0;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new DurationError(`invalid duration ${value}`);
-    return Math.trunc(value);
+    return inRange(Math.trunc(value), String(value));
   }
   if (typeof value !== 'string') throw new DurationError(`invalid duration of type ${typeof value}`);
   const s = value.trim();
   if (s === '') return 0;
-  if (/^[-+]?\d+$/.test(s)) return parseInt(s, 10);
+  if (/^[-+]?\d+$/.test(s)) return inRange(parseInt(s, 10), s);
   const days = /^([-+]?\d+)d$/.exec(s);
-  if (days) return parseInt(days[1], 10) * 86400;
+  if (days) return inRange(parseInt(days[1], 10) * 86400, s);
   return Math.trunc(parseGoDuration(s) / 1e9);
+}
+
+function inRange(seconds: number, given: string): number {
+  if (Math.abs(seconds) > MAX_DURATION_SECONDS) {
+    throw new DurationError(`duration ${given} is out of range: at most ${formatGoDuration(MAX_DURATION_SECONDS)} (${MAX_DURATION_SECONDS} seconds)`);
+  }
+  return seconds;
 }
 
 /** Go's time.Duration String() for whole seconds: "0s", "45s", "1m30s", "768h0m0s". */

@@ -413,6 +413,9 @@ export function permissiveRole(overrides: Partial<RoleEntry>): RoleEntry {
  * A certificate's NotAfter from an absolute not_after or a ttl, never both: the request's ttl, else
  * `fallbackTtl`, clamped to `maxTtl` with Vault's warning.
  */
+/** The latest NotAfter a certificate can carry (X.509's GeneralizedTime ends with year 9999). */
+export const MAX_NOT_AFTER = Date.UTC(9999, 11, 31, 23, 59, 59);
+
 export function notAfterFrom(
   requestTtl: number,
   fallbackTtl: number,
@@ -425,6 +428,7 @@ export function notAfterFrom(
   if (notAfterText !== '') {
     const parsed = parseNotAfter(notAfterText);
     if (!parsed) throw badRequest(`parsing time ${JSON.stringify(notAfterText)} as "2006-01-02T15:04:05Z07:00": cannot parse ${JSON.stringify(notAfterText)} as "2006"`);
+    if (parsed.getTime() > MAX_NOT_AFTER) throw badRequest(`not_after ${JSON.stringify(notAfterText)} is later than 9999-12-31T23:59:59Z, the latest date a certificate can carry`);
     return parsed;
   }
   let ttl = requestTtl > 0 ? requestTtl : fallbackTtl;
@@ -432,5 +436,6 @@ export function notAfterFrom(
     warnings.push(`TTL "${formatGoDuration(ttl)}" is longer than permitted maxTTL "${formatGoDuration(maxTtl)}", so maxTTL is being used`);
     ttl = maxTtl;
   }
-  return new Date(now + ttl * 1000);
+  // TTLs are bounded (MAX_DURATION_SECONDS) long before this; the cap keeps any sum in range.
+  return new Date(Math.min(now + ttl * 1000, MAX_NOT_AFTER));
 }
