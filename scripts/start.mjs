@@ -7,7 +7,7 @@
 // COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`).
 
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { initialise, isInitialised } from './first-start.mjs';
 import { build, ROOT, serve } from './miniflare-server.mjs';
@@ -33,13 +33,29 @@ async function firstStart(url) {
   say('Mounted a kv version 2 secrets engine at secret/.');
 }
 
-/** Where the JWT method's providers find Google's and Microsoft's APIs, when set (emulators). */
+/** Worker variables taken from the launcher's environment when set: where the JWT method's providers find
+ * Google's and Microsoft's APIs (emulators), and the request read timeout. */
 function apiOverrides() {
-  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+}
+
+/** Everything under the data directory is its owner's alone: folders 0700, files 0600. */
+function ownerOnly(dir) {
+  chmodSync(dir, 0o700);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) ownerOnly(full);
+    else if (entry.isFile()) chmodSync(full, 0o600);
+  }
 }
 
 async function main() {
+  // The data directory holds the seal key and every object's database: what this process and
+  // workerd (its child) create there is readable by the owner only, and what an earlier version
+  // left more open is closed now.
+  process.umask(0o077);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  ownerOnly(dataDir);
   const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
   const { mf, url } = await serve({
     configPath: path.join(ROOT, 'wrangler.toml'),

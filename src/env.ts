@@ -22,6 +22,8 @@ export interface Env {
   /** How long an object may reuse a token validation before asking the shard again (ms). */
   TOKEN_LEASE_MS?: string;
   MAX_REQUEST_SIZE?: string;
+  /** How long a request body may take to arrive (ms, default 30000: Vault's http_read_timeout). */
+  REQUEST_READ_TIMEOUT_MS?: string;
   MAX_ENTRY_SIZE?: string;
   MAX_JSON_DEPTH?: string;
   MAX_JSON_OBJECT_ENTRIES?: string;

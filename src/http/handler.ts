@@ -50,6 +50,8 @@ function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
 function limits(env: Env): RequestLimits {
   return {
     maxRequestSize: intVar(env.MAX_REQUEST_SIZE, 32 * 1024 * 1024),
+    // Vault's listener default http_read_timeout.
+    readTimeoutMs: intVar(env.REQUEST_READ_TIMEOUT_MS, 30_000),
     json: {
       maxDepth: intVar(env.MAX_JSON_DEPTH, DEFAULT_JSON_LIMITS.maxDepth),
       maxObjectEntries: intVar(env.MAX_JSON_OBJECT_ENTRIES, DEFAULT_JSON_LIMITS.maxObjectEntries),

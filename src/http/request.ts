@@ -30,6 +30,8 @@ const RAW_BODY_TYPES = ['application/ocsp-request'];
 
 export interface RequestLimits {
   maxRequestSize: number;
+  /** How long a request body may take to arrive (ms): a client that trickles it is cut off. */
+  readTimeoutMs: number;
   json: JsonLimits;
 }
 
@@ -45,7 +47,27 @@ const decoder = new TextDecoder();
 const tooLarge = (max: number): CofferError =>
   new CofferError(413, ['error parsing JSON', `request body exceeds the ${max}-byte limit`]);
 
-async function readBody(req: Request, max: number): Promise<Uint8Array> {
+/**
+ * The body's bytes. A body the runtime cannot read (a malformed chunked encoding, a connection
+ * dropped half-way) is the client's fault: 400, as Vault answers "error reading data".
+ */
+async function readBody(req: Request, max: number, timeoutMs: number): Promise<Uint8Array> {
+  if (!req.body) return new Uint8Array(0);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CofferError(408, ['error reading data', `the request body did not arrive within ${timeoutMs} ms`])), timeoutMs);
+  });
+  try {
+    return await Promise.race([readBodyBytes(req, max), late]);
+  } catch (e) {
+    if (e instanceof CofferError) throw e;
+    throw new CofferError(400, ['error reading data']);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function readBodyBytes(req: Request, max: number): Promise<Uint8Array> {
   const declared = req.headers.get('content-length');
   if (declared !== null && Number(declared) > max) throw tooLarge(max);
   if (!req.body) return new Uint8Array(0);
@@ -140,7 +162,7 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
 
   // Query parameters are data for reads, lists and deletes; a body is accepted on any method
   // (hvac sends JSON bodies with GETs) and merged under the query parameters.
-  const bytes = await readBody(req, limits.maxRequestSize);
+  const bytes = await readBody(req, limits.maxRequestSize, limits.readTimeoutMs);
   const rawType = RAW_BODY_TYPES.some((t) => contentType.toLowerCase().startsWith(t));
   const data: Record<string, unknown> = rawType ? {} : bodyData(decoder.decode(bytes), contentType, limits);
   if (operation === 'read' || operation === 'list' || operation === 'delete' || operation === 'help') {

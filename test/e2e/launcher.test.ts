@@ -1,5 +1,5 @@
 // `npm start` as a real process, driven by the node-vault client (noCustomHTTPVerbs: GET ?list=1).
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import nodeVault from 'node-vault';
@@ -130,6 +130,22 @@ describe('the launcher with node-vault', () => {
     vault = client(server.url, init.root_token);
     expect(readInit(dataDir).root_token).toBe(init.root_token);
     expect((await vault.read('kv/app/config')).data.password).toBe(secret);
+  });
+
+  it('keeps the data directory its owner\'s: folders 0700, files 0600, and closes what was left open', async () => {
+    expect(await server.stop('SIGTERM')).toBe(0);
+    // As an older version left them: world-readable folders and files.
+    chmodSync(path.join(dataDir, 'do'), 0o755);
+    const db = filesUnder(path.join(dataDir, 'do')).find((f) => f.endsWith('.sqlite'))!;
+    chmodSync(db, 0o644);
+    server = await startLauncher(dataDir);
+    vault = client(server.url, readInit(dataDir).root_token);
+    await vault.write('kv/after-restart', { v: '1' });
+    const walk = (dir: string): string[] => [dir, ...readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(dir, e.name)) : [path.join(dir, e.name)]))];
+    for (const entry of walk(dataDir)) {
+      const st = statSync(entry);
+      expect(st.mode & 0o777, entry).toBe(st.isDirectory() ? 0o700 : 0o600);
+    }
   });
 
   it('stops on SIGINT (Ctrl-C) with exit code 0', async () => {

@@ -22,6 +22,10 @@ describe('canonicalPath', () => {
     ['secret/a%00b', 'control characters'],
     ['secret/a%0ab', 'control characters'],
     ['secret/%zz', 'malformed percent-encoding'],
+    ['secret/%FF', 'not valid UTF-8'],
+    ['secret/%C3%28', 'not valid UTF-8'],
+    ['secret/utf/%EF%BF%BD', 'not valid UTF-8'],
+    ['secret/utf/\ufffd', 'not valid UTF-8'],
   ])('refuses %j', (input, message) => {
     expect(() => canonicalPath(input)).toThrow(message);
   });
