@@ -27,7 +27,7 @@ import { loginAuthBlock } from '../src/auth/token/auth-block';
 import { LoginIdentityCache } from '../src/core/login-identity-cache';
 import { errorResult, type WireResult } from '../src/core/wire';
 import type { Env } from '../src/env';
-import { maxEntrySize, tokenShardCount } from '../src/env';
+import { maxEntrySize, tokenShardCount, transitBatchBudgetMs } from '../src/env';
 import { matchesSpecialPath, type AuthContext, type Backend, type EntityView, type LogicalResponse, type RenewLimits } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
@@ -121,7 +121,12 @@ export class MountObject extends DurableObject<Env> {
     if (this.hosted?.entry !== entry) {
       const type = backendType(entry.type);
       if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
-      const backend = type.create(entry.options, { authMounts: this.authMounts, googleAdminApi: this.env.GOOGLE_ADMIN_API_URL, microsoftGraph: this.env.MICROSOFT_GRAPH_URL });
+      const backend = type.create(entry.options, {
+        authMounts: this.authMounts,
+        googleAdminApi: this.env.GOOGLE_ADMIN_API_URL,
+        microsoftGraph: this.env.MICROSOFT_GRAPH_URL,
+        transitBatchBudgetMs: transitBatchBudgetMs(this.env),
+      });
       const mountPoint = routePrefix(entry);
       this.hosted = {
         entry,
@@ -486,7 +491,7 @@ export class MountObject extends DurableObject<Env> {
     // No reply before what it wrote, or read from another request, is in SQLite: the output gate
     // then holds it until that is committed, as it would an ordinary write.
     await this.grouped.durable();
-    if (result.kind !== 'gone') timer.done();
+    if (result.kind === 'ok' || result.kind === 'error') timer.done();
     return result;
   }
 
@@ -564,6 +569,8 @@ export class MountObject extends DurableObject<Env> {
           wakeAt,
           entity: auth?.entityId ? () => this.entityView(auth.entityId) : undefined,
           resolved: timer.resolved,
+          // Slow keys are made by the Worker, not here where they would stall the mount.
+          preparesRsaPairs: true,
         });
       };
       try {

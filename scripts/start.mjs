@@ -34,9 +34,9 @@ async function firstStart(url) {
 }
 
 /** Worker variables taken from the launcher's environment when set: where the JWT method's providers find
- * Google's and Microsoft's APIs (emulators), and the request read timeout. */
+ * Google's and Microsoft's APIs (emulators), the request read timeout and the transit batch budget. */
 function apiOverrides() {
-  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS', 'TRANSIT_BATCH_CPU_BUDGET_MS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
 }
 
 /** Everything under the data directory is its owner's alone: folders 0700, files 0600. */

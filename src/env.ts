@@ -25,6 +25,8 @@ export interface Env {
   /** How long a request body may take to arrive (ms, default 30000: Vault's http_read_timeout). */
   REQUEST_READ_TIMEOUT_MS?: string;
   MAX_ENTRY_SIZE?: string;
+  /** Estimated CPU one transit batch request may take (ms, default 10000). */
+  TRANSIT_BATCH_CPU_BUDGET_MS?: string;
   MAX_JSON_DEPTH?: string;
   MAX_JSON_OBJECT_ENTRIES?: string;
   MAX_JSON_ARRAY_ELEMENTS?: string;
@@ -37,6 +39,9 @@ export function intVar(value: string | undefined, fallback: number, min = 1): nu
   const n = value === undefined || value === '' ? NaN : Number(value);
   return Number.isInteger(n) && n >= min ? n : fallback;
 }
+
+/** TRANSIT_BATCH_CPU_BUDGET_MS when set to a positive integer; otherwise the engine's default. */
+export const transitBatchBudgetMs = (env: Env): number | undefined => intVar(env.TRANSIT_BATCH_CPU_BUDGET_MS, 0) || undefined;
 
 export const tokenShardCount = (env: Env): number => intVar(env.TOKEN_SHARDS, 4);
 

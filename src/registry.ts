@@ -23,6 +23,8 @@ export interface MountHost {
   googleAdminApi?: string;
   /** Microsoft Graph's base URL when not the public one (MICROSOFT_GRAPH_URL: an emulator). */
   microsoftGraph?: string;
+  /** Estimated CPU one transit batch may take (TRANSIT_BATCH_CPU_BUDGET_MS), when set. */
+  transitBatchBudgetMs?: number;
 }
 
 export interface BackendType extends MountTypeInfo {
@@ -49,7 +51,7 @@ const TYPES: BackendType[] = [
     create: kvBackend,
     validateOptions: validateKvOptions,
   },
-  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: [], create: transitBackend },
+  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: [], create: (o, host) => transitBackend(o, { batchBudgetMs: host.transitBatchBudgetMs }) },
   { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: PKI_UNAUTHENTICATED_PATHS, create: pkiBackend },
   { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false, unauthenticatedPaths: TOKEN_UNAUTHENTICATED_PATHS },
   {

@@ -14,7 +14,8 @@ import {
   type WireOperation,
   type WrapInfo,
 } from '../framework/backend';
-import { permissionDenied, unsupportedOperation, unsupportedPath } from '../framework/errors';
+import { generateRsaPair, type RsaPair, type RsaPairSource } from '../crypto/rsa-keygen';
+import { permissionDenied, RsaKeysNeeded, unsupportedOperation, unsupportedPath } from '../framework/errors';
 import { FieldData } from '../framework/fields';
 import { pathHelp } from '../framework/help';
 import type { Transaction } from '../framework/storage';
@@ -36,11 +37,17 @@ export interface WireRequest {
   wrapTTL: number;
   /** The Cloudflare location the request entered by (sys/host-info); absent locally. */
   colo?: string;
+  /** RSA key pairs the Worker made for this request, as its path asked (PathDef.rsaKeysNeeded). */
+  preparedRsaPairs?: PreparedRsaPair[];
   /**
    * The caller's raw token, for sys/ requests: the SystemObject's audit entries carry its HMAC.
    * Never given to handlers (other objects receive the token beside the request).
    */
   auditToken?: string;
+}
+
+export interface PreparedRsaPair extends RsaPair {
+  bits: number;
 }
 
 export interface MountContext {
@@ -129,6 +136,32 @@ export interface DispatchHooks {
   entity?: () => Promise<EntityView | null>;
   /** Told the operation the request resolved to (a write: create or update), for metrics. */
   resolved?: (operation: Operation) => void;
+  /**
+   * The host can have RSA key pairs made outside its object: a request whose path declares
+   * pairs it was not given stops with RsaKeysNeeded (before it is audited or runs) and comes
+   * back with them. Without this, the pairs are made in place.
+   */
+  preparesRsaPairs?: boolean;
+}
+
+/** The pairs the Worker prepared first (by size), then new ones made here. */
+function rsaPairSource(prepared: PreparedRsaPair[]): RsaPairSource {
+  const left = [...prepared];
+  return async (bits) => {
+    const i = left.findIndex((p) => p.bits === bits);
+    return i >= 0 ? left.splice(i, 1)[0] : generateRsaPair(bits);
+  };
+}
+
+/** The sizes in `needed` that `prepared` does not cover (each prepared pair serves once). */
+function missingPairs(needed: number[], prepared: PreparedRsaPair[]): number[] {
+  const have = prepared.map((p) => p.bits);
+  return needed.filter((bits) => {
+    const i = have.indexOf(bits);
+    if (i < 0) return true;
+    have.splice(i, 1);
+    return false;
+  });
 }
 
 /** Vault wraps responses that carry something; empty (204) answers and raw errors are not wrapped. */
@@ -203,6 +236,15 @@ export async function dispatch(
 
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);
   if (!handler) throw unsupportedOperation();
+
+  if (def.rsaKeysNeeded) {
+    const prepared = wire.preparedRsaPairs ?? [];
+    if (hooks.preparesRsaPairs) {
+      const missing = missingPairs(await def.rsaKeysNeeded(req, fields), prepared);
+      if (missing.length > 0) throw new RsaKeysNeeded(missing);
+    }
+    req.rsaPairs = rsaPairSource(prepared);
+  }
 
   if (hooks.audit) await hooks.audit.request(req);
   const response = (await handler(req, fields)) ?? {};

@@ -1,6 +1,7 @@
 // Backend = a list of path definitions with field schemas and one handler per operation.
 // Engines, auth methods and the system backend are all Backends; they never see HTTP.
 
+import type { RsaPairSource } from '../crypto/rsa-keygen';
 import type { FieldData, FieldSchemas } from './fields';
 import type { Storage } from './storage';
 
@@ -74,6 +75,11 @@ export interface LogicalRequest {
   wrapTTL: number;
   /** The Cloudflare location (IATA code) the request entered by; absent locally. */
   colo?: string;
+  /**
+   * Where the handler gets RSA key pairs: those the host prepared (PathDef.rsaKeysNeeded) first,
+   * then new ones made here. Absent: the engine makes them itself.
+   */
+  rsaPairs?: RsaPairSource;
   /**
    * Asks the host to run the backend's `periodic` work at `at` (ms since the epoch) or soon
    * after, whether or not this request succeeds. Absent where the host runs no timed work.
@@ -215,6 +221,13 @@ export interface PathDef {
   updateWhenCreateDenied?: boolean;
   /** The body is the payload itself (KV v1): no unknown-field warnings. */
   arbitraryData?: boolean;
+  /**
+   * The sizes of the RSA key pairs the request will make (read-only: storage may be read, not
+   * written). A host that can prepares them outside the mount's object before the request runs
+   * there, so a slow key does not stall the mount's other requests; the handler gets them from
+   * LogicalRequest.rsaPairs in this order.
+   */
+  rsaKeysNeeded?: (req: LogicalRequest, fields: FieldData) => Promise<number[]>;
   summary?: string;
 }
 

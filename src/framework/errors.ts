@@ -27,5 +27,16 @@ export const invalidToken = (): CofferError => new CofferError(403, [multierror(
 export const unsupportedPath = (): CofferError => new CofferError(404, [multierror(['unsupported path'])]);
 export const unsupportedOperation = (): CofferError => new CofferError(405, [multierror(['unsupported operation'])]);
 export const sealedError = (): CofferError => new CofferError(503, ['Vault is sealed']);
+/**
+ * Not an error for the client: the request needs RSA key pairs of these sizes made outside the
+ * mount's object first (PathDef.rsaKeysNeeded). The host asks its caller for them and runs the
+ * request again; nothing was written or audited yet.
+ */
+export class RsaKeysNeeded extends Error {
+  constructor(readonly bits: number[]) {
+    super(`RSA key pairs needed: ${bits.join(', ')} bits`);
+  }
+}
+
 export const noHandler = (path: string): CofferError =>
   new CofferError(404, [`no handler for route "${path}". route entry not found.`]);

@@ -9,7 +9,8 @@
 // the tables (a sys/ write drops the cache).
 
 import { mountStub, systemStub, tokenShardStub } from '../../durable-objects/stubs';
-import { relativePath, type WireRequest } from '../core/logical';
+import { generateRsaPair } from '../crypto/rsa-keygen';
+import { relativePath, type PreparedRsaPair, type WireRequest } from '../core/logical';
 import { findRoute, type RouteEntry } from '../core/mounts';
 import { shardFor } from '../core/tokens';
 import type { WireResult } from '../core/wire';
@@ -147,19 +148,34 @@ async function missingRoute(env: Env, p: ParsedRequest, ctx: EnvelopeContext): P
   return resultToHttp(await systemStub(env).auditRefusal(refused, refusal.status, refusal.errors), ctx);
 }
 
+/** How many times a request may come back for key pairs (each round makes what it asked for). */
+const MAX_PREPARE_ROUNDS = 3;
+
 /** Serves a request on a mount its own object hosts (the legacy cubbyhole/response unwrap included). */
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const route = findRoute(await routes(env, attempt > 0), p.path) ?? (await missingRoute(env, p, ctx));
+  let refreshed = false;
+  const prepared: PreparedRsaPair[] = [];
+  for (let round = 0; round <= MAX_PREPARE_ROUNDS; ) {
+    const route = findRoute(await routes(env, refreshed), p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
     ctx.mountType = route.type;
     ctx.allowedResponseHeaders = route.allowedResponseHeaders;
     const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));
+    if (prepared.length > 0) wire.preparedRsaPairs = prepared;
     const result = await mountStub(env, route.uuid).handle(route.prefix, route.revision, wire, p.token);
+    if (result.kind === 'prepare') {
+      // RSA pairs are made here, in the stateless Worker, so the mount's object (which serialises
+      // the mount) is not held while they are made; it runs the request once they are given.
+      prepared.push(...(await Promise.all(result.rsaBits.map(async (bits) => ({ bits, ...(await generateRsaPair(bits)) })))));
+      round++;
+      continue;
+    }
     if (result.kind !== 'gone') return resultToHttp(result, ctx);
     // The mount was disabled, moved or tuned since the routes were read: re-read them once.
+    if (refreshed) throw noHandler(p.path);
+    refreshed = true;
   }
-  throw noHandler(p.path);
+  throw new CofferError(500, ['internal error: the request kept asking for more key pairs']);
 }
 
 export async function handleV1(request: Request, env: Env): Promise<Response> {

@@ -5,7 +5,7 @@
 // entry the client gets an internal error instead of the response (Vault's answers to both).
 
 import type { AuthContext, LogicalRequest, LogicalResponse } from '../../framework/backend';
-import { CofferError, multierror } from '../../framework/errors';
+import { CofferError, multierror, RsaKeysNeeded } from '../../framework/errors';
 import type { DispatchHooks, MountContext, WireRequest } from '../logical';
 import type { AuditBroker, AuditDeviceRef } from './broker';
 import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from './entry';
@@ -155,6 +155,8 @@ export class AuditTrail {
    * not recorded yet, with the error. Returns the error the client gets.
    */
   async failed(e: unknown): Promise<unknown> {
+    // A request sent back for RSA key pairs comes again: it is audited then.
+    if (e instanceof RsaKeysNeeded) return e;
     if (unaudited(e) || this.state === 'refused' || this.state === 'answered') return e;
     try {
       await this.request(undefined, e);

@@ -2,6 +2,7 @@
 // Keys live as PKCS#8 + SPKI DER; PKCS#1/SEC1 forms are converted with the @peculiar ASN.1 schemas.
 // WebCrypto does the work; only NIST P-224 (which WebCrypto lacks) goes through node:crypto.
 
+import { generateRsaPair, type RsaPairSource } from '../rsa-keygen';
 import * as nodeCrypto from 'node:crypto';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
@@ -97,17 +98,16 @@ function webImportAlgorithm(type: PkiKeyType, curve?: Curve): SubtleCryptoImport
   return { name: 'Ed25519' };
 }
 
-export async function generateKey(type: PkiKeyType, bits: number): Promise<PkiKey> {
+/** A new key of `type` and `bits`; RSA pairs come from `rsa` (by default made here). */
+export async function generateKey(type: PkiKeyType, bits: number, rsa: RsaPairSource = generateRsaPair): Promise<PkiKey> {
   const r = resolveKeyBits(type, bits);
+  if (r.type === 'rsa') return { type: r.type, bits: r.bits, ...(await rsa(r.bits)) };
   const curve = r.type === 'ec' ? curveByBits(r.bits)! : undefined;
   if (curve && isNodeCurve(curve)) {
     const { privateKey } = nodeCrypto.generateKeyPairSync('ec', { namedCurve: curve.node });
     return nodeKey(privateKey, r.bits);
   }
-  const alg =
-    r.type === 'rsa'
-      ? { name: 'RSASSA-PKCS1-v1_5', modulusLength: r.bits, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' }
-      : webImportAlgorithm(r.type, curve);
+  const alg = webImportAlgorithm(r.type, curve);
   const pair = (await crypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
   const pkcs8 = copy((await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer);
   const spki = copy((await crypto.subtle.exportKey('spki', pair.publicKey)) as ArrayBuffer);

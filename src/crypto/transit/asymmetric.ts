@@ -3,6 +3,7 @@
 // ECDSA over a given digest, and raw RSA through node:crypto with EMSA-PSS (./rsa-pss) or a DigestInfo
 // for prehashed input, SHA-224 and SHA-3, which neither WebCrypto nor node's sign() can do here.
 
+import { generateRsaPair, type RsaPairSource } from '../rsa-keygen';
 import { constants, createPrivateKey, createPublicKey, privateDecrypt, privateEncrypt, publicDecrypt, publicEncrypt } from 'node:crypto';
 import { p256, p384, p521 } from '@noble/curves/nist.js';
 import { ECDSASigValue, ECPrivateKey, id_secp256r1, id_secp384r1, id_secp521r1 } from '@peculiar/asn1-ecc';
@@ -128,12 +129,15 @@ export function rsaModulusBits(key: AsymmetricKey): number {
 
 // ---- key generation
 
-export async function generateKeyPair(type: AsymmetricType): Promise<AsymmetricKey> {
+/** A new key pair of `type`; RSA pairs come from `rsa` (by default made here). */
+export async function generateKeyPair(type: AsymmetricType, rsa: RsaPairSource = generateRsaPair): Promise<AsymmetricKey> {
+  if (isRsaType(type)) {
+    const { pkcs8, spki } = await rsa(RSA_BITS[type]);
+    return { type, privateKey: pkcs8, publicKey: spki };
+  }
   let params: SubtleCryptoGenerateKeyAlgorithm;
   if (type === 'ed25519') params = { name: 'Ed25519' };
   else if (isEcType(type)) params = { name: 'ECDSA', namedCurve: EC_CURVES[type].name };
-  else if (isRsaType(type))
-    params = { name: 'RSASSA-PKCS1-v1_5', modulusLength: RSA_BITS[type], publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' };
   else throw new AsymmetricError(`unsupported key type ${String(type)}`);
   const pair = (await crypto.subtle.generateKey(params, true, ['sign', 'verify'])) as CryptoKeyPair;
   const [privateKey, publicKey] = await Promise.all([

@@ -2,6 +2,7 @@
 // key material under it. Error texts follow what Vault returns for the same failures.
 // OAEP runs on WebCrypto except with SHA-224, which only node:crypto offers here.
 
+import { generateRsaPair, type RsaPairSource } from '../rsa-keygen';
 import { constants, createPrivateKey, privateDecrypt, publicEncrypt } from 'node:crypto';
 import { aeskwp } from '@noble/ciphers/aes.js';
 import { concatBytes } from '../encoding';
@@ -129,16 +130,11 @@ export async function wrapForImport(targetPublicKeySpki: Uint8Array, material: U
   }
 }
 
-/** A transit wrapping key: RSA-4096, e=65537, as PKCS#8 DER + SPKI DER. */
-export async function generateWrappingKey(): Promise<{ privateKey: Uint8Array; publicKey: Uint8Array }> {
-  const pair = (await crypto.subtle.generateKey(
-    { name: 'RSA-OAEP', modulusLength: 4096, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
-    true,
-    ['encrypt', 'decrypt'],
-  )) as CryptoKeyPair;
-  const [privateKey, publicKey] = await Promise.all([
-    crypto.subtle.exportKey('pkcs8', pair.privateKey) as Promise<ArrayBuffer>,
-    crypto.subtle.exportKey('spki', pair.publicKey) as Promise<ArrayBuffer>,
-  ]);
-  return { privateKey: new Uint8Array(privateKey), publicKey: new Uint8Array(publicKey) };
+/** The size of a transit wrapping key (RSA, e = 65537). */
+export const WRAPPING_KEY_BITS = 4096;
+
+/** A transit wrapping key as PKCS#8 DER + SPKI DER; the pair comes from `rsa` (by default made here). */
+export async function generateWrappingKey(rsa: RsaPairSource = generateRsaPair): Promise<{ privateKey: Uint8Array; publicKey: Uint8Array }> {
+  const { pkcs8, spki } = await rsa(WRAPPING_KEY_BITS);
+  return { privateKey: pkcs8, publicKey: spki };
 }

@@ -156,11 +156,24 @@ function refuseManagedKey(f: FieldData): never {
   throw badRequest('managed keys are not supported yet: the "kms" type cannot be used on this server');
 }
 
+/** The RSA key size a CA or key generation request makes (none: not RSA, not new, or invalid). */
+async function newRsaKeyBits(_req: LogicalRequest, f: FieldData): Promise<number[]> {
+  const source = f.get<string>('type');
+  if (source !== 'internal' && source !== 'exported') return [];
+  try {
+    const { type, bits } = resolveKeyBits(f.get<string>('key_type'), f.get<number>('key_bits'));
+    return type === 'rsa' ? [bits] : [];
+  } catch {
+    return []; // the handler reports the invalid key type or size
+  }
+}
+
 /** The key a CA request signs with: new (internal/exported) or one of the mount's (existing). */
-async function requestKey(storage: Storage, f: FieldData, source: KeySource): Promise<PkiKey> {
+async function requestKey(req: LogicalRequest, f: FieldData, source: KeySource): Promise<PkiKey> {
+  const storage = req.storage;
   if (source === 'internal' || source === 'exported') {
     const { type, bits } = resolveKeyBits(f.get<string>('key_type'), f.get<number>('key_bits'));
-    return await generateKey(type, bits);
+    return await generateKey(type, bits, req.rsaPairs);
   }
   if ('key_type' in f.raw || 'key_bits' in f.raw) {
     throw badRequest('invalid parameter for the kms/existing path parameter, key_type nor key_bits arguments can be set in this mode');
@@ -221,7 +234,7 @@ async function generateRoot(req: LogicalRequest, f: FieldData, rotate: boolean):
   const later: string[] = []; // generateCert's warnings, which Vault lists last
   const names = caNames(f);
   const { notBefore, notAfter } = requestedValidity(req, f, later);
-  const key = await requestKey(req.storage, f, source);
+  const key = await requestKey(req, f, source);
   const signer = await signerFor(key, f.get<number>('signature_bits'), f.get<boolean>('use_pss'));
   const aia = await rootAia(req.storage, later);
 
@@ -293,7 +306,7 @@ async function generateIntermediate(req: LogicalRequest, f: FieldData, source: K
   const keyName = await requestedKeyName(req.storage, f);
   const names = caNames(f);
   requestedValidity(req, f, []); // refuses ttl together with not_after, as Vault does here too
-  const key = await requestKey(req.storage, f, source);
+  const key = await requestKey(req, f, source);
   // CSRs are never PSS-signed (Go cannot), whatever use_pss says.
   const signer = await signerFor(key, f.get<number>('signature_bits'), false);
   const csrDer = await buildCsr(
@@ -339,7 +352,7 @@ async function generateBareKey(req: LogicalRequest, f: FieldData): Promise<Logic
   let key: PkiKey;
   try {
     const { type, bits } = resolveKeyBits(f.get<string>('key_type'), f.get<number>('key_bits'));
-    key = await generateKey(type, bits);
+    key = await generateKey(type, bits, req.rsaPairs);
   } catch (e) {
     if (e instanceof CofferError && e.status === 400) throw badRequest(`Validation for key_type, key_bits failed: ${e.errors[0]}`);
     throw e;
@@ -368,35 +381,42 @@ export function generatePaths(): PathDef[] {
     add_basic_constraints: { type: 'bool', description: 'Put CA:TRUE basic constraints in the CSR' },
   };
   const root = (rotate: boolean) => (req: LogicalRequest, f: FieldData) => generateRoot(req, f, rotate);
+  // A new key of the request's type: an RSA one is made outside the mount's object.
+  const rsaKeysNeeded = newRsaKeyBits;
   const intermediate = (req: LogicalRequest, f: FieldData) => generateIntermediate(req, f, keySource(f.get<string>('type')));
   return [
     {
       pattern: `root/generate/${nameRegex('type')}`,
       fields: rootFields,
+      rsaKeysNeeded,
       summary: 'Generate a self-signed root CA (a new issuer).',
       operations: { update: root(false) },
     },
     {
       pattern: `issuers/generate/root/${nameRegex('type')}`,
       fields: rootFields,
+      rsaKeysNeeded,
       summary: 'Generate a self-signed root CA (a new issuer).',
       operations: { update: root(false) },
     },
     {
       pattern: `root/rotate/${nameRegex('type')}`,
       fields: rootFields,
+      rsaKeysNeeded,
       summary: 'Generate a replacement root, named "next" unless told otherwise.',
       operations: { update: root(true) },
     },
     {
       pattern: `intermediate/generate/${nameRegex('type')}`,
       fields: { type, ...intermediateFields },
+      rsaKeysNeeded,
       summary: 'Generate an intermediate CA key and CSR.',
       operations: { update: intermediate },
     },
     {
       pattern: `issuers/generate/intermediate/${nameRegex('type')}`,
       fields: { type, ...intermediateFields },
+      rsaKeysNeeded,
       summary: 'Generate an intermediate CA key and CSR.',
       operations: { update: intermediate },
     },
@@ -417,6 +437,7 @@ export function generatePaths(): PathDef[] {
         managed_key_id: KEY_GEN_FIELDS.managed_key_id,
       },
       summary: 'Generate a key (no certificate).',
+      rsaKeysNeeded,
       operations: { update: generateBareKey },
     },
   ];

@@ -2,7 +2,7 @@
 // role's issuer_ref unless the path names one (ACLs can keep callers off the issuer/ paths).
 
 import { parseCsr } from '../../crypto/pki/csr';
-import type { PkiKeyType } from '../../crypto/pki/keys';
+import { resolveKeyBits, type PkiKeyType } from '../../crypto/pki/keys';
 import { nameRegex, type LogicalRequest, type PathDef } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
@@ -56,17 +56,30 @@ const ISSUE_FIELDS: FieldSchemas = {
 };
 const SIGN_FIELDS: FieldSchemas = { ...LEAF_FIELDS, csr: { type: 'string', description: 'PEM CSR to sign' } };
 
+/** An issue under an RSA role makes an RSA key: outside the mount's object. */
+async function issueRsaKeyBits(req: LogicalRequest, f: FieldData): Promise<number[]> {
+  const role = await loadRole(req.storage, f.get<string>('role'));
+  if (role?.keyType !== 'rsa') return [];
+  try {
+    return [resolveKeyBits('rsa', role.keyBits).bits];
+  } catch {
+    return [];
+  }
+}
+
 export function issuePaths(): PathDef[] {
   return [
     {
       pattern: `issue/${nameRegex('role')}`,
       fields: { role: ROLE_PATH_FIELD, ...ISSUE_FIELDS },
+      rsaKeysNeeded: issueRsaKeyBits,
       summary: 'Issue a certificate and private key under a role.',
       operations: { update: issue },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/issue/${nameRegex('role')}`,
       fields: { role: ROLE_PATH_FIELD, issuer_ref: ISSUER_REF_FIELD, ...ISSUE_FIELDS },
+      rsaKeysNeeded: issueRsaKeyBits,
       summary: 'Issue a certificate and private key under a role, from the named issuer.',
       operations: { update: issue },
     },

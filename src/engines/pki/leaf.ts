@@ -197,7 +197,7 @@ export async function issueLeaf(
   const names = leafNames(role, nameRequest(f), csr, await nameContext(req, role));
   const { notAfter, warnings } = leafNotAfter(role, { ttl: f.get<number>('ttl'), notAfter: f.get<string>('not_after') }, req.mountConfig, issuer, now);
 
-  const key = source.kind === 'issue' ? await generateKey(source.keyType, source.keyBits) : null;
+  const key = source.kind === 'issue' ? await generateKey(source.keyType, source.keyBits, req.rsaPairs) : null;
   const spki = key ? key.spki : (csr as ParsedCsr).spki;
   const backdate = role.notBeforeDuration > 0 ? role.notBeforeDuration : 30;
   const template: CertTemplate = {

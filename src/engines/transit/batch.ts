@@ -4,6 +4,7 @@
 import { fromBase64 } from '../../crypto/encoding';
 import { badRequest, CofferError } from '../../framework/errors';
 import { convertField, type FieldData } from '../../framework/fields';
+import { SLICE_US } from './batch-cost';
 
 export type Item = Record<string, unknown>;
 export type ItemResult = Record<string, unknown>;
@@ -75,10 +76,31 @@ export function itemError(e: unknown): string {
   throw e;
 }
 
-/** Runs every item, in order, keeping each failure in its own result with the item's reference. */
-export async function eachItem(items: Item[], run: (item: Item) => Promise<ItemResult>): Promise<ItemResult[]> {
+/** How a batch is run: each item's estimated cost (batch-cost.ts) and what one request may spend. */
+export interface BatchCost {
+  itemUs: number;
+  budgetMs: number;
+}
+
+const nextTurn = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Runs every item, in order, keeping each failure in its own result with the item's reference.
+ * A batch whose estimated cost is over the budget is refused before any item runs; the others run
+ * in slices of about SLICE_US, each followed by a turn of the event loop, so that a batch of slow
+ * items does not hold up the other requests of its mount.
+ */
+export async function eachItem(items: Item[], run: (item: Item) => Promise<ItemResult>, cost: BatchCost): Promise<ItemResult[]> {
+  const estimatedMs = Math.ceil((items.length * cost.itemUs) / 1000);
+  if (estimatedMs > cost.budgetMs) {
+    throw badRequest(
+      `batch_input of ${items.length} items would take about ${estimatedMs} ms of CPU, more than the ${cost.budgetMs} ms this server allows one request: split it into smaller batches`,
+    );
+  }
+  const perSlice = Math.max(1, Math.floor(SLICE_US / cost.itemUs));
   const out: ItemResult[] = [];
   for (const item of items) {
+    if (out.length > 0 && out.length % perSlice === 0) await nextTurn();
     let result: ItemResult;
     try {
       result = await run(item);

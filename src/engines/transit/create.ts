@@ -1,5 +1,6 @@
 // Making a new key: the creation rules shared by keys/:name, encrypt's upsert and import.
 
+import type { RsaPairSource } from '../../crypto/rsa-keygen';
 import { badRequest } from '../../framework/errors';
 import { isKeyType, supportsDerivation, unsupportedTypeMessage, type KeyType } from './key-types';
 import { DEFAULT_HMAC_KEY_SIZE, newVersion } from './material';
@@ -42,10 +43,10 @@ export function checkCreateOptions(o: CreateOptions): KeyType {
 }
 
 /** A new policy with version 1 (generated, or the given material for imports). */
-export async function buildPolicy(name: string, o: CreateOptions, now: number, first?: KeyVersion): Promise<KeyPolicy> {
+export async function buildPolicy(name: string, o: CreateOptions, now: number, first?: KeyVersion, rsa?: RsaPairSource): Promise<KeyPolicy> {
   const type = checkCreateOptions(o);
   const keySize = type === 'hmac' ? o.keySize || DEFAULT_HMAC_KEY_SIZE : 0;
-  const v1 = first ?? (await newVersion(type, keySize, now));
+  const v1 = first ?? (await newVersion(type, keySize, now, rsa));
   return {
     name,
     type,

@@ -3,10 +3,25 @@
 import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
 import { nameRegex } from '../../framework/backend';
 import { toBase64 } from '../../crypto/encoding';
+import { RSA_BITS, type RsaType } from '../../crypto/transit/asymmetric';
 import { randomBytes } from '../../crypto/random';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { batchItems, batchStatus, eachItem, itemBool, itemBytes, itemInt, itemString, partialFailureCode, singleItem, type Item, type ItemResult } from './batch';
+import {
+  batchItems,
+  batchStatus,
+  eachItem,
+  itemBool,
+  itemBytes,
+  itemInt,
+  itemString,
+  partialFailureCode,
+  singleItem,
+  type BatchCost,
+  type Item,
+  type ItemResult,
+} from './batch';
+import { itemCostUs, type KeyOperation } from './batch-cost';
 import { decryptValue, encryptValue, type CipherOptions } from './ciphertexts';
 import { buildPolicy } from './create';
 import { loadKeysConfig } from './keys-config';
@@ -36,11 +51,11 @@ const options = (item: Item, padding = 'padding_scheme'): CipherOptions => ({
 });
 
 /** One item or a batch: a single request answers its result's fields (or its error as a 400). */
-async function respond(f: FieldData, run: (item: Item) => Promise<ItemResult>, batchCodes: 'status' | 'ok'): Promise<LogicalResponse> {
+async function respond(f: FieldData, run: (item: Item) => Promise<ItemResult>, cost: BatchCost, batchCodes: 'status' | 'ok'): Promise<LogicalResponse> {
   const items = batchItems(f);
   if (!items) return { data: await run(singleItem(f, ITEM_FIELDS)) };
   const code = partialFailureCode(f);
-  const results = await eachItem(items, run);
+  const results = await eachItem(items, run, cost);
   if (batchCodes === 'ok') return { data: { batch_results: results } };
   const status = batchStatus(results, code);
   return status === 200 ? { data: { batch_results: results } } : { data: { batch_results: results }, status };
@@ -56,7 +71,13 @@ async function keyOf(req: LogicalRequest, name: string): Promise<KeyPolicy | nul
   return p;
 }
 
-async function encrypt(req: LogicalRequest, f: FieldData, mayCreate: boolean): Promise<LogicalResponse> {
+/** The batch cost of `ops` with key `p` per item (RSA's halves differ; ciphers use one key). */
+const costOf = (p: KeyPolicy, ops: KeyOperation[], budgetMs: number): BatchCost => ({
+  itemUs: ops.reduce((sum, op) => sum + itemCostUs(p.type, op), 0),
+  budgetMs,
+});
+
+async function encrypt(req: LogicalRequest, f: FieldData, mayCreate: boolean, budgetMs: number): Promise<LogicalResponse> {
   const keyName = f.get<string>('name');
   const items = batchItems(f);
   if (!items && f.raw.plaintext === undefined) throw badRequest('missing plaintext to encrypt');
@@ -70,6 +91,7 @@ async function encrypt(req: LogicalRequest, f: FieldData, mayCreate: boolean): P
       const out = await encryptValue(key, itemInt(item, 'key_version'), plaintext, options(item));
       return { ciphertext: out.ciphertext, key_version: out.version };
     },
+    costOf(key, ['public'], budgetMs),
     'status',
   );
 }
@@ -90,6 +112,8 @@ async function upsert(req: LogicalRequest, f: FieldData, keyName: string, first:
       autoRotatePeriod: 0,
     },
     Date.now(),
+    undefined,
+    req.rsaPairs,
   );
   await savePolicy(req.storage, p);
   return p;
@@ -101,9 +125,17 @@ async function mustLoad(req: LogicalRequest, f: FieldData): Promise<KeyPolicy> {
   return p;
 }
 
-export function encryptPaths(): PathDef[] {
-  const encryptCreate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, true);
-  const encryptUpdate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, false);
+/** An encrypt that creates an RSA key (upsert) has its pair made outside the mount's object. */
+async function upsertRsaBits(req: LogicalRequest, f: FieldData): Promise<number[]> {
+  const first = batchItems(f)?.[0] ?? singleItem(f, ITEM_FIELDS);
+  const type = itemString(first, 'type') || f.get<string>('type');
+  if (!(type in RSA_BITS) || (await keyOf(req, f.get<string>('name')))) return [];
+  return [RSA_BITS[type as RsaType]];
+}
+
+export function encryptPaths(budgetMs: number): PathDef[] {
+  const encryptCreate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, true, budgetMs);
+  const encryptUpdate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, false, budgetMs);
   return [
     {
       pattern: `encrypt/${nameRegex('name')}`,
@@ -117,6 +149,7 @@ export function encryptPaths(): PathDef[] {
       existenceCheck: async (req, f) => (await keyOf(req, f.get<string>('name'))) !== null,
       // Without create on a missing key, update answers "encryption key not found".
       updateWhenCreateDenied: true,
+      rsaKeysNeeded: upsertRsaBits,
       operations: { create: encryptCreate, update: encryptUpdate },
     },
     {
@@ -127,7 +160,12 @@ export function encryptPaths(): PathDef[] {
         update: async (req, f) => {
           if (!batchItems(f) && f.raw.ciphertext === undefined) throw badRequest('missing ciphertext to decrypt');
           const p = await mustLoad(req, f);
-          return await respond(f, async (item) => ({ plaintext: toBase64(await decryptValue(p, itemString(item, 'ciphertext'), options(item))) }), 'status');
+          return await respond(
+            f,
+            async (item) => ({ plaintext: toBase64(await decryptValue(p, itemString(item, 'ciphertext'), options(item))) }),
+            costOf(p, ['private'], budgetMs),
+            'status',
+          );
         },
       },
     },
@@ -151,6 +189,7 @@ export function encryptPaths(): PathDef[] {
               const out = await encryptValue(p, itemInt(item, 'key_version'), plaintext, options(item, itemString(item, 'encrypt_padding_scheme') ? 'encrypt_padding_scheme' : 'padding_scheme'));
               return { ciphertext: out.ciphertext, key_version: out.version };
             },
+            costOf(p, ['private', 'public'], budgetMs),
             'ok',
           );
         },

@@ -8,6 +8,7 @@ import { constantTimeEqual } from '../../crypto/timing';
 import { badRequest } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
 import { batchItems, eachItem, itemBytes, itemInt, singleItem } from './batch';
+import { itemCostUs } from './batch-cost';
 import type { KeyPolicy } from './policy';
 import { loadPolicy } from './store';
 import { usableVersion } from './versions';
@@ -51,7 +52,7 @@ export const HMAC_FIELDS = {
   urlalgorithm: { type: 'string', description: 'Hash algorithm, in the path' },
 } as const;
 
-export function hmacPaths(): PathDef[] {
+export function hmacPaths(budgetMs: number): PathDef[] {
   return [
     {
       pattern: `hmac/${nameRegex('name')}(?:/(?<urlalgorithm>[^/]+))?`,
@@ -76,7 +77,7 @@ export function hmacPaths(): PathDef[] {
             return { hmac: (await makeHmac(p, h, itemInt(item, 'key_version'), input)).hmac };
           };
           if (!items) return { data: await run(singleItem(f, ['input', 'key_version'])) };
-          return { data: { batch_results: await eachItem(items, run) } };
+          return { data: { batch_results: await eachItem(items, run, { itemUs: itemCostUs(p.type, 'secret'), budgetMs }) } };
         },
       },
     },

@@ -6,7 +6,7 @@ import { nameRegex } from '../../framework/backend';
 import { AsymmetricError, type AsymmetricKey } from '../../crypto/transit/asymmetric';
 import { cipherKeyLength } from '../../crypto/transit/cipher';
 import { ecParts, ed25519Private64, ed25519PublicRaw, parsePkcs8, parsePublicKeyPem, publicKeyPem, rsaPublicParts } from '../../crypto/transit/key-encoding';
-import { generateWrappingKey, KeyWrapError, parseOaepHash, unwrapImport, wrapForImport } from '../../crypto/transit/key-wrap';
+import { generateWrappingKey, KeyWrapError, parseOaepHash, unwrapImport, WRAPPING_KEY_BITS, wrapForImport } from '../../crypto/transit/key-wrap';
 import { fromBase64, fromUtf8, toBase64, utf8 } from '../../crypto/encoding';
 import { randomBytes } from '../../crypto/random';
 import { badRequest, CofferError } from '../../framework/errors';
@@ -47,10 +47,13 @@ function decodeWrapping(mount: string, bytes: Uint8Array): WrappingKey {
 async function wrappingKey(req: LogicalRequest): Promise<WrappingKey> {
   const stored = await req.storage.get(WRAPPING_KEY);
   if (stored) return decodeWrapping(req.mountAccessor, stored);
-  const key = await generateWrappingKey();
+  const key = await generateWrappingKey(req.rsaPairs);
   await req.storage.put(WRAPPING_KEY, utf8(JSON.stringify({ private_key: toBase64(key.privateKey), public_key: toBase64(key.publicKey) })));
   return key;
 }
+
+/** The first use of the wrapping key makes it: outside the mount's object. */
+const wrappingKeyNeeded = async (req: LogicalRequest): Promise<number[]> => ((await req.storage.get(WRAPPING_KEY)) ? [] : [WRAPPING_KEY_BITS]);
 
 const wrappingPublic = (k: WrappingKey): AsymmetricKey => ({ type: 'rsa-4096', privateKey: null, publicKey: k.publicKey });
 
@@ -255,6 +258,7 @@ export function importPaths(): PathDef[] {
     {
       pattern: 'wrapping_key',
       summary: "The mount's RSA-4096 public key for wrapping imported keys.",
+      rsaKeysNeeded: wrappingKeyNeeded,
       operations: {
         read: async (req) => ({ data: { public_key: publicKeyPem(wrappingPublic(await wrappingKey(req))) } }),
       },
@@ -274,6 +278,7 @@ export function importPaths(): PathDef[] {
         convergent_encryption: { type: 'bool', description: 'Not supported for imported keys' },
       },
       summary: 'Import externally generated key material as a new key.',
+      rsaKeysNeeded: wrappingKeyNeeded,
       operations: { update: importKey },
     },
     {
@@ -284,6 +289,7 @@ export function importPaths(): PathDef[] {
         version: { type: 'int', description: 'Version whose private half to import (default: a new version)' },
       },
       summary: 'Import a new version, or the private half of a public-only version, into an imported key.',
+      rsaKeysNeeded: wrappingKeyNeeded,
       operations: { update: importVersion },
     },
     {

@@ -3,6 +3,7 @@
 // rotation and an encrypt never interleave mid-write.
 
 import type { Backend } from '../../framework/backend';
+import { DEFAULT_BATCH_CPU_BUDGET_MS } from './batch-cost';
 import { backupPaths } from './backup';
 import { certificatePaths } from './certificates';
 import { encryptPaths } from './encrypt';
@@ -15,14 +16,21 @@ import { rotateDue } from './rotation';
 import { signPaths } from './sign';
 import { toolPaths } from '../../framework/tools';
 
-export function transitBackend(): Backend {
+/** What the server's configuration sets for transit mounts. */
+export interface TransitSettings {
+  /** Estimated CPU one batch request may take (TRANSIT_BATCH_CPU_BUDGET_MS). */
+  batchBudgetMs?: number;
+}
+
+export function transitBackend(_options: Record<string, string> | null = null, settings: TransitSettings = {}): Backend {
+  const budgetMs = settings.batchBudgetMs ?? DEFAULT_BATCH_CPU_BUDGET_MS;
   return {
     type: 'transit',
     paths: [
       ...keyPaths(),
-      ...encryptPaths(),
-      ...hmacPaths(),
-      ...signPaths(),
+      ...encryptPaths(budgetMs),
+      ...hmacPaths(budgetMs),
+      ...signPaths(budgetMs),
       ...keysConfigPaths(),
       ...toolPaths(),
       ...exportPaths(),
@@ -32,6 +40,9 @@ export function transitBackend(): Backend {
     ],
     // The wrapping key is made on its first read; a backup records backup_info on the key.
     writingReadPaths: ['wrapping_key', 'backup/*'],
+    // Writes that only compute: they run beside the mount's other requests, not in turn with them,
+    // so a long batch does not hold up the rest (encrypt is not here: it may create its key).
+    storageFreeWritePaths: ['decrypt/*', 'rewrap/*', 'datakey/*', 'sign/*', 'verify/*', 'hmac/*', 'hash', 'hash/*', 'random', 'random/*'],
     periodic: rotateDue,
   };
 }

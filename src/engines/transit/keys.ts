@@ -1,5 +1,7 @@
 // keys/, keys/:name (create, read, delete), keys/:name/config, rotate and trim.
 
+import type { RsaPairSource } from '../../crypto/rsa-keygen';
+import { RSA_BITS, type RsaType } from '../../crypto/transit/asymmetric';
 import type { LogicalRequest, PathDef } from '../../framework/backend';
 import { badRequest, notFound } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
@@ -42,11 +44,11 @@ export function scheduleRotation(req: LogicalRequest, p: KeyPolicy): void {
 }
 
 /** Adds a generated version (rotate and auto-rotation). */
-export async function rotated(p: KeyPolicy, now: number): Promise<KeyPolicy> {
+export async function rotated(p: KeyPolicy, now: number, rsa?: RsaPairSource): Promise<KeyPolicy> {
   if (p.imported && !p.allowRotation) throw badRequest(`imported key ${p.name} does not allow rotation within Vault`);
   const next = editable(p);
   next.latestVersion = p.latestVersion + 1;
-  next.versions.set(next.latestVersion, await newVersion(p.type, p.keySize, now));
+  next.versions.set(next.latestVersion, await newVersion(p.type, p.keySize, now, rsa));
   if (p.imported) next.rotatedHere = true;
   return next;
 }
@@ -68,6 +70,8 @@ async function create(req: LogicalRequest, f: FieldData) {
       autoRotatePeriod: f.get<number>('auto_rotate_period'),
     },
     Date.now(),
+    undefined,
+    req.rsaPairs,
   );
   await savePolicy(req.storage, p);
   scheduleRotation(req, p);
@@ -155,6 +159,12 @@ export function keyPaths(): PathDef[] {
       pattern: `keys/${nameRegex('name')}`,
       fields: { name, ...CREATION_FIELDS },
       summary: 'Create, read or delete a transit key.',
+      // A new RSA key's pair is made outside the mount's object.
+      rsaKeysNeeded: async (req, f) => {
+        const type = f.get<string>('type');
+        if (req.operation === 'read' || req.operation === 'delete' || !(type in RSA_BITS)) return [];
+        return (await loadPolicy(req.storage, f.get<string>('name'))) ? [] : [RSA_BITS[type as RsaType]];
+      },
       operations: {
         update: create,
         read: async (req, f) => {
@@ -194,10 +204,14 @@ export function keyPaths(): PathDef[] {
         managed_key_id: { type: 'string', description: 'Managed key id (managed_key type)' },
       },
       summary: 'Add a new version to a key.',
+      rsaKeysNeeded: async (req, f) => {
+        const p = await loadPolicy(req.storage, f.get<string>('name'));
+        return p && p.type in RSA_BITS && (!p.imported || p.allowRotation) ? [RSA_BITS[p.type as RsaType]] : [];
+      },
       operations: {
         update: async (req, f) => {
           const p = await existingKey(req, f.get<string>('name'));
-          const next = await rotated(p, Date.now());
+          const next = await rotated(p, Date.now(), req.rsaPairs);
           await savePolicy(req.storage, next);
           scheduleRotation(req, next);
           return { data: await keyView(next) };

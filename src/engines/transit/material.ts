@@ -1,6 +1,7 @@
 // New key versions, and the key a request actually uses (a version's key, or one derived from it
 // with the request's context).
 
+import type { RsaPairSource } from '../../crypto/rsa-keygen';
 import { generateKeyPair, ed25519FromSeed, type AsymmetricKey } from '../../crypto/transit/asymmetric';
 import { cipherKeyLength } from '../../crypto/transit/cipher';
 import { counterKdfHmacSha256, hkdfSha256 } from '../../crypto/transit/kdf';
@@ -13,13 +14,13 @@ import type { KeyPolicy, KeyVersion } from './policy';
 export const HMAC_KEY_BYTES = 32;
 export const DEFAULT_HMAC_KEY_SIZE = 32;
 
-/** Fresh material for a new version of a key of this type. */
-export async function newVersion(type: KeyType, keySize: number, now: number): Promise<KeyVersion> {
+/** Fresh material for a new version of a key of this type (RSA pairs from `rsa`, when given). */
+export async function newVersion(type: KeyType, keySize: number, now: number, rsa?: RsaPairSource): Promise<KeyVersion> {
   const v: KeyVersion = { created: now, hmacKey: randomBytes(HMAC_KEY_BYTES) };
   if (type === 'hmac') v.hmacKey = randomBytes(keySize || DEFAULT_HMAC_KEY_SIZE);
   else if (isCipher(type)) v.key = randomBytes(cipherKeyLength(type));
   else if (isAsymmetric(type)) {
-    v.asym = await generateKeyPair(type);
+    v.asym = await generateKeyPair(type, rsa);
     if (type === 'ed25519') v.key = ed25519Private64(v.asym);
   }
   return v;

@@ -10,6 +10,7 @@ import { fromBase64, toBase64, toBase64Url } from '../../crypto/encoding';
 import { badRequest } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
 import { batchItems, eachItem, itemBytes, itemHas, itemInt, itemString, singleItem, type Item } from './batch';
+import { itemCostUs } from './batch-cost';
 import { checkHmac, hmacAlgorithm, HMAC_FIELDS } from './hmac';
 import { isRsa, supportsSigning } from './key-types';
 import { signingKey } from './material';
@@ -98,7 +99,7 @@ const SIGN_FIELDS = {
   batch_input: { type: 'any', description: 'Items to process in one request' },
 } as const;
 
-export function signPaths(): PathDef[] {
+export function signPaths(budgetMs: number): PathDef[] {
   return [
     {
       pattern: `sign/${nameRegex('name')}(?:/(?<urlalgorithm>[^/]+))?`,
@@ -112,7 +113,8 @@ export function signPaths(): PathDef[] {
           const o = signOptions(f, p);
           const items = batchItems(f);
           if (!items) return { data: await signItem(p, o, singleItem(f, SINGLE), false) };
-          return { data: { batch_results: await eachItem(items, (item) => signItem(p, o, item, true)) } };
+          const cost = { itemUs: itemCostUs(p.type, 'private'), budgetMs };
+          return { data: { batch_results: await eachItem(items, (item) => signItem(p, o, item, true), cost) } };
         },
       },
     },
@@ -147,10 +149,15 @@ export function signPaths(): PathDef[] {
             run = (item) => verifySignature(p, o, item);
           }
           if (!items) return { data: { valid: await run(all[0]) } };
-          const results = await eachItem(items, async (item) => {
-            if (itemString(item, useHmac ? 'hmac' : 'signature') === '') throw badRequest(`missing ${useHmac ? 'hmac' : 'signature'} to verify`);
-            return { valid: await run(item) };
-          });
+          const cost = { itemUs: itemCostUs(p.type, useHmac ? 'secret' : 'public'), budgetMs };
+          const results = await eachItem(
+            items,
+            async (item) => {
+              if (itemString(item, useHmac ? 'hmac' : 'signature') === '') throw badRequest(`missing ${useHmac ? 'hmac' : 'signature'} to verify`);
+              return { valid: await run(item) };
+            },
+            cost,
+          );
           for (const r of results) r.valid ??= false;
           return { data: { batch_results: results } };
         },
