@@ -29,23 +29,19 @@ const ROUTE_REFRESH_MS = 100;
 
 let cachedRoutes: RouteEntry[] | null = null;
 let routesReadAt = 0;
-let routesInflight: Promise<RouteEntry[]> | null = null;
-
-/** The routes, re-read from the SystemObject when `refresh` (concurrent re-reads are shared). */
-function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
-  if (!refresh && cachedRoutes) return Promise.resolve(cachedRoutes);
-  routesInflight ??= (async () => {
-    try {
-      const fresh = await systemStub(env).routes();
-      if (!fresh) throw sealedError();
-      cachedRoutes = fresh;
-      routesReadAt = Date.now();
-      return fresh;
-    } finally {
-      routesInflight = null;
-    }
-  })();
-  return routesInflight;
+/**
+ * The routes, re-read from the SystemObject when `refresh`. Each request reads for itself: a
+ * promise one request started must not be awaited by another (workerd binds I/O to the request
+ * that made it; under load the fuzz suite saw such waits hang and fail with "Cannot perform I/O
+ * on behalf of a different request"). The routes read is cheap: the object keeps them in memory.
+ */
+async function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
+  if (!refresh && cachedRoutes) return cachedRoutes;
+  const fresh = await systemStub(env).routes();
+  if (!fresh) throw sealedError();
+  cachedRoutes = fresh;
+  routesReadAt = Date.now();
+  return fresh;
 }
 
 function limits(env: Env): RequestLimits {
