@@ -125,16 +125,18 @@ export function requestToken(headers: Headers): string {
 export async function parseRequest(req: Request, url: URL, limits: RequestLimits): Promise<ParsedRequest> {
   const method = req.method.toUpperCase();
   const path = canonicalPath(url.pathname.slice('/v1/'.length));
-  const listParam = url.searchParams.get('list');
-  const list = listParam === null ? false : parseBool(listParam);
-  if (list === null) throw new CofferError(400, []);
 
   let operation: WireOperation;
   switch (method) {
     case 'GET':
-    case 'HEAD':
+    case 'HEAD': {
+      // Only reads look at `list` (Vault ignores it on writes); a non-boolean is Vault's bare 400.
+      const listParam = url.searchParams.get('list');
+      const list = listParam === null ? false : parseBool(listParam);
+      if (list === null) throw new CofferError(400, []);
       operation = list ? 'list' : 'read';
       break;
+    }
     case 'LIST':
       operation = 'list';
       break;

@@ -94,6 +94,9 @@ describe('operations and bodies', () => {
     expect(bad.body).toEqual({ errors: [] });
     // list=false is a plain read.
     expect((await api('GET', 'secret/l/a?list=false', { token: c.root })).body.data).toEqual({ x: 1 });
+    // Only reads look at list: a write ignores it, as Vault's does.
+    expect((await api('PUT', 'secret/l/b?list=maybe', { token: c.root, body: { y: 2 } })).status).toBe(204);
+    expect((await api('GET', 'secret/l/b', { token: c.root })).body.data).toEqual({ y: 2 });
   });
 
   // A GET carrying a JSON body (hvac sends one) cannot be built with fetch; the e2e suite sends it raw.
