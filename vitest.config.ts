@@ -11,7 +11,16 @@ export default defineConfig({
       wrangler: { configPath: './wrangler.toml' },
       miniflare: {
         // More than one shard, so tests cover tokens living on different shards.
-        bindings: { SEAL_KEY: TEST_SEAL_KEY, TOKEN_SHARDS: '3', COFFER_TEST_ENGINES: '1' },
+        bindings: {
+          SEAL_KEY: TEST_SEAL_KEY,
+          TOKEN_SHARDS: '3',
+          COFFER_TEST_ENGINES: '1',
+          // Another fuzz run than the default one (test/integration/fuzz.test.ts).
+          FUZZ_SEED: process.env.FUZZ_SEED ?? '',
+          FUZZ_CASES: process.env.FUZZ_CASES ?? '',
+          FUZZ_ONLY: process.env.FUZZ_ONLY ?? '',
+          FUZZ_TRACE: process.env.FUZZ_TRACE ?? '',
+        },
       },
     }),
   ],

@@ -3,6 +3,12 @@ import type { Env as CofferEnv } from '../src/env';
 
 declare global {
   namespace Cloudflare {
-    interface Env extends CofferEnv {}
+    interface Env extends CofferEnv {
+      /** The fuzz run's seed and size (test/integration/fuzz.test.ts), from the environment. */
+      FUZZ_SEED: string;
+      FUZZ_CASES: string;
+      FUZZ_ONLY: string;
+      FUZZ_TRACE: string;
+    }
   }
 }
