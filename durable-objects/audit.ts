@@ -36,6 +36,7 @@ export class AuditObject extends DurableObject<Env> {
       // The file device's output: Workers Logs / Logpush collect it in production.
       logLine: (line) => console.log(line),
       post: (url, body, contentType) => postEntry(url, body, contentType),
+      durable: () => ctx.storage.sync(),
     });
   }
 

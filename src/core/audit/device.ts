@@ -1,7 +1,10 @@
 // One audit device: its options, its salt and the head of its chain, over a Storage (the
 // device's own object, behind the barrier). It is the single writer of its chain: entries are
 // formatted, HMACed, chained and delivered one at a time, and the head moves only when an entry
-// was delivered, so a failed delivery leaves no hole in the chain.
+// was delivered, so a failed delivery leaves no hole in the chain. Each delivery is written
+// ahead (made durable before it goes out): a crash after the entry went out but before the head
+// moved would otherwise give the next entry the same sequence number, a fork. The restarted
+// device delivers the written-ahead entry again first, an exact duplicate the checker accepts.
 
 import { randomBytes } from '../../crypto/random';
 import { formatRFC3339Nano } from '../../framework/duration';
@@ -15,6 +18,8 @@ import type { DeviceOptions } from './options';
 const CONFIG_KEY = 'device/config';
 const SALT_KEY = 'device/salt';
 const HEAD_KEY = 'device/head';
+/** The delivery in progress (written ahead), with the head it makes. */
+const PENDING_KEY = 'device/pending';
 const SALT_BYTES = 32;
 /** An http device that does not answer within this time has failed. */
 export const HTTP_DELIVERY_TIMEOUT_MS = 10_000;
@@ -35,6 +40,15 @@ export interface DeviceOutputs {
   logLine(line: string): void;
   /** Delivers a body to an http device; throws when it was not accepted. */
   post(url: string, body: string, contentType: string): Promise<void>;
+  /** Resolves once every write so far is durable (the object's storage sync). */
+  durable(): Promise<void>;
+}
+
+/** One entry as it goes out, and the chain head once it has. */
+interface Delivery {
+  body: string;
+  contentType: string;
+  head: ChainHead;
 }
 
 /** The http device's delivery: a POST that must answer 2xx within the timeout. */
@@ -103,17 +117,47 @@ export class AuditDevice {
     return this.writes.run(async () => {
       const device = await this.load();
       if (!device) return 'gone';
+      await this.finishCutOff(device);
       const { options } = device;
       const entry = await formatEntry(input, options, device.hash, this.now());
       const { text, head } = await chainEntry(entry, device.uuid, device.head);
       // A prefix precedes the entry wherever it goes, as in Vault; the body is then no longer JSON.
-      if (options.type === 'http') await this.outputs.post(options.url, options.prefix + text, options.prefix ? 'text/plain; charset=utf-8' : 'application/json');
-      else if (options.filePath !== 'discard') this.outputs.logLine(options.prefix + text);
-      // The entry is out: the next one links to it even if persisting the head fails below.
-      device.head = head;
-      await putJSON(this.storage, HEAD_KEY, head);
+      const delivery: Delivery = { body: options.prefix + text, contentType: options.prefix ? 'text/plain; charset=utf-8' : 'application/json', head };
+      await putJSON(this.storage, PENDING_KEY, delivery);
+      await this.outputs.durable();
+      try {
+        await this.send(device, delivery);
+      } catch (e) {
+        await this.storage.delete(PENDING_KEY);
+        throw e;
+      }
+      await this.advance(device, head);
       return 'recorded';
     });
+  }
+
+  private async send(device: Loaded, d: Delivery): Promise<void> {
+    const { options } = device;
+    if (options.type === 'http') await this.outputs.post(options.url, d.body, d.contentType);
+    else if (options.filePath !== 'discard') this.outputs.logLine(d.body);
+  }
+
+  /** The entry is out: the next one links to it. */
+  private async advance(device: Loaded, head: ChainHead): Promise<void> {
+    device.head = head;
+    await putJSON(this.storage, HEAD_KEY, head);
+    await this.storage.delete(PENDING_KEY);
+  }
+
+  /**
+   * A delivery a crash cut off (it may or may not have gone out) is sent again before anything
+   * new, so the chain goes on from it; until it goes out, the device fails closed.
+   */
+  private async finishCutOff(device: Loaded): Promise<void> {
+    const pending = await getJSON<Delivery>(this.storage, PENDING_KEY);
+    if (!pending) return;
+    await this.send(device, pending);
+    await this.advance(device, pending.head);
   }
 
   /** sys/audit-hash: the device's HMAC of a value. */

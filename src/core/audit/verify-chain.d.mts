@@ -31,6 +31,8 @@ export interface DeviceChain {
   /** Hash of the last entry seen. */
   head: string;
   count: number;
+  /** Exact repeats of the entry before (a delivery repeated after a crash), skipped. */
+  redelivered: number;
   /** The log starts after seq 1 (rotated or truncated at the start): not a break. */
   startsAfterGenesis: boolean;
 }

@@ -82,7 +82,13 @@ export async function verifyLog(logText, { head } = {}) {
         broken = { line: f.line, device, seq, kind: 'genesis', message: 'the first entry of the chain does not start from the genesis value', expected: GENESIS, found: prev };
         break;
       }
-      devices.set(device, { device, firstSeq: seq, firstLine: f.line, lastSeq: seq, lastLine: f.line, lastHash: hash, count: 1 });
+      devices.set(device, { device, firstSeq: seq, firstLine: f.line, lastSeq: seq, lastLine: f.line, lastHash: hash, count: 1, redelivered: 0 });
+      continue;
+    }
+    // The same entry again, byte for byte: a device that crashed while delivering it sends it
+    // once more on restart (it cannot know whether it arrived). Not a fork: skip it.
+    if (seq === d.lastSeq && hash === d.lastHash) {
+      d.redelivered++;
       continue;
     }
     const want = d.lastSeq + 1;
@@ -136,6 +142,7 @@ export async function verifyLog(logText, { head } = {}) {
       lastLine: d.lastLine,
       head: d.lastHash,
       count: d.count,
+      redelivered: d.redelivered,
       startsAfterGenesis: d.firstSeq > 1,
     })),
     broken,
@@ -149,6 +156,7 @@ export function formatReport(report) {
   out.push(`${report.entries} audit entr${report.entries === 1 ? 'y' : 'ies'} in ${report.lines} lines, ${report.devices.length} device chain(s)`);
   for (const d of report.devices) {
     out.push(`  device ${d.device}: seq ${d.firstSeq}..${d.lastSeq} (${d.count} entries, lines ${d.firstLine}..${d.lastLine}), head ${d.head}`);
+    if (d.redelivered > 0) out.push(`    ${d.redelivered} entr${d.redelivered === 1 ? 'y' : 'ies'} delivered twice in a row (sent again after a crash), counted once`);
     if (d.startsAfterGenesis) out.push(`    starts at seq ${d.firstSeq}: earlier entries are not in this log (rotated or truncated at the start)`);
   }
   if (report.broken) {

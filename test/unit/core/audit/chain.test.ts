@@ -56,7 +56,7 @@ describe('verifying a log', () => {
     const report = await verifyLog(log);
     expect(report.ok).toBe(true);
     expect(report.broken).toBeNull();
-    expect(report.devices).toEqual([{ device: DEVICE_A, firstSeq: 1, firstLine: 2, lastSeq: 6, lastLine: 7, head: head.hash, count: 6, startsAfterGenesis: false }]);
+    expect(report.devices).toEqual([{ device: DEVICE_A, firstSeq: 1, firstLine: 2, lastSeq: 6, lastLine: 7, head: head.hash, count: 6, redelivered: 0, startsAfterGenesis: false }]);
     expect(formatReport(report)).toMatch(/OK$/);
   });
 
@@ -103,6 +103,17 @@ describe('verifying a log', () => {
     const { lines } = await chain(DEVICE_A, 3);
     const report = await verifyLog([...lines, lines[1]].join('\n'));
     expect(report.broken).toMatchObject({ kind: 'reorder', line: 4, seq: 2 });
+  });
+
+  it('accepts an entry repeated right after itself (sent again after a crash) and counts it once', async () => {
+    const { lines } = await chain(DEVICE_A, 3);
+    const report = await verifyLog([lines[0], lines[1], lines[1], lines[2]].join('\n'));
+    expect(report.ok).toBe(true);
+    expect(report.devices[0]).toMatchObject({ lastSeq: 3, count: 3, redelivered: 1 });
+    expect(formatReport(report)).toContain('1 entry delivered twice in a row (sent again after a crash), counted once');
+    // A repeat with different content under the same number is a fork, not a repeat.
+    const forked = lines[1].replace('"type":"', '"type":"x');
+    expect((await verifyLog([lines[0], lines[1], forked].join('\n'))).broken).toMatchObject({ kind: 'reorder', seq: 2 });
   });
 
   it('accepts a log that starts after seq 1 (rotated or truncated at the start), and says so', async () => {

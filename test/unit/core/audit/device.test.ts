@@ -20,8 +20,14 @@ class Outputs implements DeviceOutputs {
   lines: string[] = [];
   posts: { url: string; body: string; contentType: string }[] = [];
   failPosts = false;
+  /** What storage held each time the device waited for durability (what a crash then would keep). */
+  durableStates: Map<string, Uint8Array>[] = [];
+  constructor(private readonly storage?: MemoryStorage) {}
   logLine(line: string) {
     this.lines.push(line);
+  }
+  async durable() {
+    if (this.storage) this.durableStates.push(new Map(this.storage.data));
   }
   async post(url: string, body: string, contentType: string) {
     if (this.failPosts) throw new Error('POST refused');
@@ -63,6 +69,27 @@ describe('an audit device', () => {
     const report = await verifyLog(out.lines.join('\n'));
     expect(report.ok).toBe(true);
     expect(report.devices[0].lastSeq).toBe(2);
+  });
+
+  it('a crash after an entry went out but before its head was stored: the restart sends it again, and the chain verifies', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs(storage);
+    const device = new AuditDevice(storage, out);
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    await device.log(input('secret/1'));
+    await device.log(input('secret/2'));
+    // The crash: storage as it was when entry 2 went out (written ahead, head not yet moved).
+    const atCrash = new MemoryStorage();
+    for (const [k, v] of out.durableStates[1]) atCrash.data.set(k, v);
+    const restarted = new AuditDevice(atCrash, out);
+    await restarted.log(input('secret/3'));
+    expect(out.lines).toHaveLength(4);
+    expect(out.lines[2]).toBe(out.lines[1]);
+    const report = await verifyLog(out.lines.join('\n'));
+    expect(report.ok).toBe(true);
+    expect(report.devices[0]).toMatchObject({ lastSeq: 3, count: 3, redelivered: 1 });
+    // Nothing pending once it went out again.
+    expect(await restarted.head()).toMatchObject({ seq: 3 });
   });
 
   it('gets a new salt when provisioned again', async () => {
