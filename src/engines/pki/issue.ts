@@ -10,9 +10,19 @@ import { checkFormat } from './authority';
 import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS, ROLE_PATH_FIELD } from './leaf';
 import { loadRole, type RoleEntry } from './role';
 
+// An issue reads its role twice (which key it will make, then the issue itself): once from storage.
+const rolesRead = new WeakMap<LogicalRequest, Map<string, RoleEntry | null>>();
+
+async function roleOf(req: LogicalRequest, name: string): Promise<RoleEntry | null> {
+  let read = rolesRead.get(req);
+  if (!read) rolesRead.set(req, (read = new Map()));
+  if (!read.has(name)) read.set(name, await loadRole(req.storage, name));
+  return read.get(name) ?? null;
+}
+
 /** The role a path names (400 `unknown role: X`, as Vault answers). */
 export async function namedRole(req: LogicalRequest, name: string): Promise<RoleEntry> {
-  const role = await loadRole(req.storage, name);
+  const role = await roleOf(req, name);
   if (!role) throw badRequest(`unknown role: ${name}`);
   return role;
 }
@@ -58,7 +68,7 @@ const SIGN_FIELDS: FieldSchemas = { ...LEAF_FIELDS, csr: { type: 'string', descr
 
 /** An issue under an RSA role makes an RSA key: outside the mount's object. */
 async function issueRsaKeyBits(req: LogicalRequest, f: FieldData): Promise<number[]> {
-  const role = await loadRole(req.storage, f.get<string>('role'));
+  const role = await roleOf(req, f.get<string>('role'));
   if (role?.keyType !== 'rsa') return [];
   try {
     return [resolveKeyBits('rsa', role.keyBits).bits];
