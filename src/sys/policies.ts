@@ -8,6 +8,8 @@ import type { SystemServices } from './context';
 const nameField = { name: { type: 'string' as const, description: 'Policy name (lowercased).' } };
 
 export function policyPaths(s: SystemServices): PathDef[] {
+  // Handlers await these rather than return them: a name check throws before the first await,
+  // and workerd reports a rejected promise that is only adopted a microtask later as unhandled.
   const read = async (rawName: string) => {
     const { name } = canonicalPolicyName(rawName);
     const text = await s.policies.text(name);
@@ -41,8 +43,8 @@ export function policyPaths(s: SystemServices): PathDef[] {
           const { name, text } = await read(f.get('name'));
           return { data: { name, policy: text } };
         },
-        update: async (_req, f) => write(f.get('name'), f.get('policy')),
-        delete: async (_req, f) => remove(f.get('name')),
+        update: async (_req, f) => await write(f.get('name'), f.get('policy')),
+        delete: async (_req, f) => await remove(f.get('name')),
       },
     },
     {
@@ -70,9 +72,9 @@ export function policyPaths(s: SystemServices): PathDef[] {
         },
         update: async (_req, f) => {
           const usedRules = !f.get<string>('policy') && f.get<string>('rules');
-          return write(f.get('name'), f.get<string>('policy') || f.get<string>('rules'), usedRules ? ["'rules' is deprecated, please use 'policy' instead"] : []);
+          return await write(f.get('name'), f.get<string>('policy') || f.get<string>('rules'), usedRules ? ["'rules' is deprecated, please use 'policy' instead"] : []);
         },
-        delete: async (_req, f) => remove(f.get('name')),
+        delete: async (_req, f) => await remove(f.get('name')),
       },
     },
   ];

@@ -53,6 +53,12 @@ async function viaGet(mount: string, b64: string): Promise<Answer> {
 }
 
 const b64 = (der: Uint8Array): string => btoa(String.fromCharCode(...der));
+/**
+ * Base64 as clients put it in a GET path, '+' and '/' unescaped. Only a '//' run is escaped: an
+ * empty path segment is refused before routing (as Go's ServeMux redirects one), and about one
+ * request in forty would otherwise contain one.
+ */
+const rawPath = (der: Uint8Array): string => b64(der).replace(/\/(?=\/)/g, '%2F');
 
 /** The single response of a successful answer, after checking its signature with `signerPem`'s key. */
 async function single(a: Answer, signerPem: string) {
@@ -85,7 +91,7 @@ describe('answers', () => {
   it('good for an issued certificate, over POST and GET, with NextUpdate from ocsp_expiry', async () => {
     const serial = await issue();
     const der = await ocspRequest(rootPem, serial);
-    for (const a of [await viaPost('pki', der), await viaGet('pki', b64(der))]) {
+    for (const a of [await viaPost('pki', der), await viaGet('pki', rawPath(der))]) {
       const s = await single(a, rootPem);
       expect(s.certStatus.good).toBeDefined();
       expect(s.certStatus.revoked).toBeUndefined();
@@ -137,7 +143,7 @@ describe('failures', () => {
     const der = await ocspRequest(rootPem, serial);
     await ok('POST', 'pki/config/crl', { ocsp_disable: true });
     expect(failureOf(await viaPost('pki', der))).toEqual([401, 'application/ocsp-response', OCSPResponseStatus.unauthorized, undefined]);
-    expect((await viaGet('pki', b64(der))).status).toBe(401);
+    expect((await viaGet('pki', rawPath(der))).status).toBe(401);
     await ok('POST', 'pki/config/crl', { ocsp_disable: false });
     expect((await single(await viaPost('pki', der), rootPem)).certStatus.good).toBeDefined();
   });
