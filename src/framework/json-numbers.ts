@@ -21,29 +21,11 @@ export const isExactNumber = (v: unknown): v is ExactNumber =>
 export const exactText = (v: ExactNumber): string => v[EXACT_NUMBER_KEY];
 
 /**
- * Text that needs the reviver: a number whose double may not reproduce it (a fraction or
- * exponent, 16 or more digits, or -0), a surrogate escape that may stand alone, or the escape
- * "\u0000" of a document that may use the reserved key. A false alarm (those characters inside a
- * string) only costs the slower parse.
+ * Text that may hold a number whose double does not reproduce it: a fraction or exponent, 16
+ * or more digits, or -0. A false alarm (those characters inside a string) only costs the slower
+ * parse; the escape "\u0000" sends a document that might use the reserved key there too.
  */
-const NEEDS_REVIVER = /\d[.eE]|\d{16}|-0(?![.\deE])|\\u0000|\\u[dD][89a-fA-F]/;
-
-type WellFormedString = string & { isWellFormed(): boolean; toWellFormed(): string };
-
-/**
- * A lone surrogate (only a JSON escape such as "\ud800" can make one) becomes U+FFFD, as Go's
- * decoder, hence Vault, makes it: no text that cannot be encoded as UTF-8 reaches the engines.
- */
-const wellFormed = (s: string): string => ((s as WellFormedString).isWellFormed() ? s : (s as WellFormedString).toWellFormed());
-
-function wellFormedKeys(o: Record<string, unknown>): Record<string, unknown> {
-  const keys = Object.keys(o);
-  if (keys.every((k) => (k as WellFormedString).isWellFormed())) return o;
-  // Rebuilt in order; later keys win, as with duplicate keys in the text.
-  const out: Record<string, unknown> = {};
-  for (const k of keys) out[wellFormed(k)] = o[k];
-  return out;
-}
+const MAYBE_INEXACT = /\d[.eE]|\d{16}|-0(?![.\deE])|\\u0000/;
 
 type ReviverContext = { source?: string };
 
@@ -54,20 +36,15 @@ function reviver(_key: string, value: unknown, context?: ReviverContext): unknow
     const source = context?.source;
     return source !== undefined && String(value) !== source ? { [EXACT_NUMBER_KEY]: source } : value;
   }
-  if (typeof value === 'string') return wellFormed(value);
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    if (Object.hasOwn(value, EXACT_NUMBER_KEY)) throw new CofferError(400, ['error parsing JSON', `the key ${JSON.stringify(EXACT_NUMBER_KEY)} is reserved`]);
-    return wellFormedKeys(value as Record<string, unknown>);
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.hasOwn(value, EXACT_NUMBER_KEY)) {
+    throw new CofferError(400, ['error parsing JSON', `the key ${JSON.stringify(EXACT_NUMBER_KEY)} is reserved`]);
   }
   return value;
 }
 
-/**
- * JSON.parse that keeps every number exact and every string well-formed (see above). Throws
- * SyntaxError like JSON.parse.
- */
+/** JSON.parse that keeps every number exact (see above). Throws SyntaxError like JSON.parse. */
 export function parseJson(text: string): unknown {
-  return NEEDS_REVIVER.test(text) ? JSON.parse(text, reviver as (key: string, value: unknown) => unknown) : JSON.parse(text);
+  return MAYBE_INEXACT.test(text) ? JSON.parse(text, reviver as (key: string, value: unknown) => unknown) : JSON.parse(text);
 }
 
 const replacer = (_key: string, value: unknown): unknown =>

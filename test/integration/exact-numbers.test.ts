@@ -100,23 +100,3 @@ describe('exact numbers', () => {
     expect((await call('GET', 'kv1/reserved')).status).toBe(404);
   });
 });
-
-// Strings: a JSON escape can name half a surrogate pair, which no UTF-8 text can hold. Go's
-// decoder (hence Vault) turns it into U+FFFD; so does Coffer, before any engine sees it.
-describe('lone surrogates', () => {
-  it('become U+FFFD in values and keys, as Vault stores them', async () => {
-    expect((await rawText('POST', 'kv1/surrogates', '{"lone":"a\\ud800b","low":"\\udfff","pair":"\\ud83d\\udddd","\\ud800key":1}')).status).toBe(204);
-    const read = await call('GET', 'kv1/surrogates');
-    expect(read.body.data).toEqual({ lone: 'a\ufffdb', low: '\ufffd', pair: '🗝', '\ufffdkey': 1 });
-  });
-
-  it('no longer reach code that cannot encode them (a PKI common name, an identity name): a 4xx or a success, never a 500', async () => {
-    await ok('POST', 'sys/mounts/pki', { type: 'pki' });
-    const root = await rawText('POST', 'pki/root/generate/internal', '{"common_name":"\\ud800","key_type":"ec"}');
-    expect(root.status).toBeLessThan(500);
-    const entity = await rawText('POST', 'identity/entity', '{"name":"e-\\ud800"}');
-    expect(entity.status).toBe(200);
-    const id = JSON.parse(entity.text).data.id as string;
-    expect((await call('GET', `identity/entity/id/${id}`)).body.data.name).toBe('e-\ufffd');
-  });
-});
