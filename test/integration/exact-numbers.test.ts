@@ -100,3 +100,22 @@ describe('exact numbers', () => {
     expect((await call('GET', 'kv1/reserved')).status).toBe(404);
   });
 });
+
+// Strings: a JSON escape can name half a surrogate pair. Go's decoder (hence Vault) silently
+// makes it U+FFFD; Coffer keeps user data exactly as sent, and refuses it with a 400 where it
+// must become UTF-8 (a certificate's subject, an identity name), never a 500.
+describe('lone surrogates', () => {
+  it('read back exactly as sent, in values and keys', async () => {
+    expect((await rawText('POST', 'kv1/surrogates', '{"lone":"a\\ud800b","low":"\\udfff","pair":"\\ud83d\\udddd","\\ud800key":1}')).status).toBe(204);
+    const read = await rawText('GET', 'kv1/surrogates');
+    expect(read.text).toContain('"data":{"lone":"a\\ud800b","low":"\\udfff","pair":"🗝","\\ud800key":1}');
+  });
+
+  it('are refused with a 400 in a certificate subject, and nothing is written', async () => {
+    await ok('POST', 'sys/mounts/pki-lone', { type: 'pki' });
+    const root = await rawText('POST', 'pki-lone/root/generate/internal', '{"common_name":"\\ud800","key_type":"ec"}');
+    expect(root.status).toBe(400);
+    expect(JSON.parse(root.text).errors).toEqual(['subject value "\\ud800" is not valid Unicode']);
+    expect((await call('GET', 'pki-lone/issuers?list=true')).status).toBe(404);
+  });
+});

@@ -3,6 +3,7 @@
 
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { AttributeTypeAndValue, AttributeValue, Name, RelativeDistinguishedName } from '@peculiar/asn1-x509';
+import { badRequest } from '../../framework/errors';
 
 export interface SubjectFields {
   commonName: string;
@@ -45,8 +46,12 @@ export const emptySubject = (): SubjectFields => ({
 
 // Go's asn1 picks PrintableString when every character allows it ('*' and '&' do not), else UTF8String.
 const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
-const attributeValue = (s: string): AttributeValue =>
-  new AttributeValue(PRINTABLE.test(s) ? { printableString: s } : { utf8String: s });
+type MaybeWellFormed = string & { isWellFormed(): boolean };
+function attributeValue(s: string): AttributeValue {
+  // A lone surrogate (a JSON escape such as "\ud800" can make one) has no UTF-8 encoding.
+  if (!(s as MaybeWellFormed).isWellFormed()) throw badRequest(`subject value ${JSON.stringify(s)} is not valid Unicode`);
+  return new AttributeValue(PRINTABLE.test(s) ? { printableString: s } : { utf8String: s });
+}
 
 const derOf = (v: unknown): Uint8Array => new Uint8Array(AsnConvert.serialize(v));
 

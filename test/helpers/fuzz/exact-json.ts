@@ -4,9 +4,6 @@
 
 const NUMBER = '\u0000number';
 
-/** Lone surrogates as U+FFFD: Go's decoder (hence Vault) replaces them, and so may we. */
-const wellFormed = (s: string): string => s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-
 function parseExact(text: string): unknown {
   return JSON.parse(text, function (this: unknown, _key: string, value: unknown, context?: { source?: string }) {
     return typeof value === 'number' ? { [NUMBER]: context?.source ?? String(value) } : value;
@@ -14,7 +11,8 @@ function parseExact(text: string): unknown {
 }
 
 function encode(v: unknown): string {
-  if (typeof v === 'string') return JSON.stringify(wellFormed(v));
+  // Strings exactly: a lone surrogate (Go's decoder would make it U+FFFD) must read back as sent.
+  if (typeof v === 'string') return JSON.stringify(v);
   if (v === null || typeof v !== 'object') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(encode).join(',')}]`;
   const o = v as Record<string, unknown>;
@@ -26,7 +24,7 @@ function encode(v: unknown): string {
     .join(',')}}`;
 }
 
-/** A canonical text of a JSON text: keys sorted, numbers as sent, strings well-formed. */
+/** A canonical text of a JSON text: keys sorted, numbers and strings as sent. */
 export const canonical = (text: string): string => encode(parseExact(text));
 
 /** The canonical text of the value at `path` inside a JSON text; undefined when it is absent. */
