@@ -3,7 +3,7 @@ import type { Env } from '../src/env';
 import { tokenShardCount } from '../src/env';
 import type { DispatchHooks } from '../src/core/logical';
 import { shardFor, tokenShardName } from '../src/core/tokens';
-import { wrapResponse, type WrapStore } from '../src/http/wrapping';
+import { wrapResponse, type WrapStore } from '../src/worker/wrapping';
 
 export const SYSTEM_OBJECT_NAME = 'system';
 

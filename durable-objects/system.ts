@@ -28,7 +28,7 @@ import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { Mutex } from '../src/core/mutex';
 import { formatRFC3339Nano } from '../src/framework/duration';
-import { storeWrapped } from '../src/http/wrapping';
+import { storeWrapped } from '../src/worker/wrapping';
 import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
 import { UNAUDITED_SYS_PATHS } from '../src/core/audit/paths';
 import { AuditTable } from '../src/core/audit/table';

@@ -36,7 +36,7 @@ import { RemoteKeyring } from './keyring-client';
 import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
 import { mountStub, systemStub, tokenShardStub, wrapHook } from './stubs';
 import { findRoute } from '../src/core/mounts';
-import type { WrapStore } from '../src/http/wrapping';
+import type { WrapStore } from '../src/worker/wrapping';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */
 const mountHolder = (uuid: string) => `mount:${uuid}`;

@@ -1,5 +1,5 @@
 // Where KV v2 keeps things in the engine's storage. Every key lives under a first segment ".."
-// that no request path can contain (src/http/canonical.ts refuses "." and ".." segments), so
+// that no request path can contain (src/worker/canonical.ts refuses "." and ".." segments), so
 // the plain keys of a v1 mount being upgraded in place can never collide with versioned data.
 //
 //   ../config                  engine settings

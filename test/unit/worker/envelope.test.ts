@@ -1,7 +1,7 @@
 // Raw answers: JSON bodies as they are, and (OIDC's pages, PKI's certificates) a string or bytes
 // with their own type, 204 when empty, and only the response headers the mount allows.
 import { describe, expect, it } from 'vitest';
-import { logicalToHttp } from '../../../src/http/envelope';
+import { logicalToHttp } from '../../../src/worker/envelope';
 
 const ctx = { requestId: 'r', mountType: 'jwt', path: 'auth/jwt/oidc/callback', head: false };
 

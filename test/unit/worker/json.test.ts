@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CofferError } from '../../../src/framework/errors';
-import { checkJsonLimits, DEFAULT_JSON_LIMITS, encodeJson, parseJsonObject } from '../../../src/http/json';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS, encodeJson, parseJsonObject } from '../../../src/worker/json';
 
 const limits = { maxDepth: 4, maxObjectEntries: 3, maxArrayElements: 3, maxStringLength: 10 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPath } from '../../../src/http/canonical';
+import { canonicalPath } from '../../../src/worker/canonical';
 
 describe('canonicalPath', () => {
   it.each([
