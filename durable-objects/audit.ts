@@ -9,12 +9,12 @@ import type { ChainHead } from '../src/core/audit/chain';
 import { AuditDevice, postEntry } from '../src/core/audit/device';
 import type { AuditInput } from '../src/core/audit/entry';
 import type { DeviceOptions } from '../src/core/audit/options';
-import type { Env } from '../src/env';
+import type { Env } from '../src/rpc/env';
 import { countAuditFailure } from '../src/core/metrics/requests';
 import type { MetricsRegistry } from '../src/core/metrics/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
-import { auditStub, systemStub } from './stubs';
+import { auditStub, systemStub } from '../src/rpc/stubs';
 
 /** What a log call answers (errors travel as data: RPC does not keep error classes). */
 export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };

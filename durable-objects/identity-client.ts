@@ -3,9 +3,9 @@
 // changes) and is kept by this client; the identity object itself answers without an RPC.
 
 import type { IdentityLoginInput, IdentityLoginResult, IdentityView } from '../src/core/identity';
-import type { Env } from '../src/env';
+import type { Env } from '../src/rpc/env';
 import { CofferError, sealedError } from '../src/framework/errors';
-import { mountStub, systemStub } from './stubs';
+import { mountStub, systemStub } from '../src/rpc/stubs';
 
 /** RPC errors lose their class: login failures travel as data. */
 export type IdentityLoginReply = { ok: true; result: IdentityLoginResult } | { ok: false; status: number; errors: string[] };

@@ -25,9 +25,9 @@ import { newServiceToken, shardFor } from '../src/core/tokens';
 import { loginTokenEntry } from '../src/core/login-token';
 import { loginAuthBlock } from '../src/auth/token/auth-block';
 import { LoginIdentityCache } from '../src/core/login-identity-cache';
-import { errorResult, type WireResult } from '../src/core/wire';
-import type { Env } from '../src/env';
-import { maxEntrySize, tokenShardCount, transitBatchBudgetMs } from '../src/env';
+import { errorResult, type WireResult } from '../src/rpc/wire';
+import type { Env } from '../src/rpc/env';
+import { maxEntrySize, tokenShardCount, transitBatchBudgetMs } from '../src/rpc/env';
 import { matchesSpecialPath, type AuthContext, type Backend, type EntityView, type LogicalResponse, type RenewLimits } from '../src/framework/backend';
 import { badRequest, CofferError, invalidToken, permissionDenied } from '../src/framework/errors';
 import { getJSON, prefixedTransaction, PrefixedStorage, putJSON } from '../src/framework/storage';
@@ -36,7 +36,7 @@ import { remoteAuditBroker } from './audit';
 import { IdentityClient, type IdentityLoginReply } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
 import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
-import { systemStub, tokenShardStub, wrapHook, wrapStore } from './stubs';
+import { systemStub, tokenShardStub, wrapHook, wrapStore } from '../src/rpc/stubs';
 
 const ENTRY_KEY = 'core/mount-entry';
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */

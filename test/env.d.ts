@@ -1,5 +1,5 @@
 // Types `env` from cloudflare:test as the Worker's own Env.
-import type { Env as CofferEnv } from '../src/env';
+import type { Env as CofferEnv } from '../src/rpc/env';
 
 declare global {
   namespace Cloudflare {

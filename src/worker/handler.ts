@@ -8,13 +8,13 @@
 // route (re-read, at most every ROUTE_REFRESH_MS, then answer); and this isolate itself changed
 // the tables (a sys/ write drops the cache).
 
-import { mountStub, systemStub, tokenShardStub } from '../../durable-objects/stubs';
+import { mountStub, systemStub, tokenShardStub } from '../rpc/stubs';
 import { generateRsaPair } from '../crypto/rsa-keygen';
 import { relativePath, type PreparedRsaPair, type WireRequest } from '../core/logical';
 import { findRoute, type RouteEntry } from '../core/mounts';
 import { shardFor } from '../core/tokens';
-import type { WireResult } from '../core/wire';
-import { intVar, tokenShardCount, type Env } from '../env';
+import type { WireResult } from '../rpc/wire';
+import { intVar, tokenShardCount, type Env } from '../rpc/env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';
 import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';

@@ -1,6 +1,6 @@
 // Worker entry: the Hono app serving Vault's HTTP API, and the Durable Object classes.
 import { Hono } from 'hono';
-import type { Env } from '../env';
+import type { Env } from '../rpc/env';
 import { errorResponse } from './envelope';
 import { handleV1 } from './handler';
 

@@ -3,9 +3,9 @@
 // and RSA key pairs are made by the Worker, never inside the mount's object.
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { systemStub } from '../../durable-objects/stubs';
+import { systemStub } from '../../src/rpc/stubs';
 import type { PreparedRsaPair, WireRequest } from '../../src/core/logical';
-import type { WireResult } from '../../src/core/wire';
+import type { WireResult } from '../../src/rpc/wire';
 import { caller, initCluster, type Cluster } from '../helpers/api';
 import { sink, sinkURL } from '../helpers/audit-sink';
 

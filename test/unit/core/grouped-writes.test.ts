@@ -8,7 +8,7 @@ import type { Physical } from '../../../src/core/physical';
 import { fromUtf8, utf8 } from '../../../src/crypto/encoding';
 import type { StorageOp } from '../../../src/framework/storage';
 import { SqlPhysical } from '../../../durable-objects/sqlite-physical';
-import { systemStub, tokenShardStub } from '../../../durable-objects/stubs';
+import { systemStub, tokenShardStub } from '../../../src/rpc/stubs';
 import type { MountObject } from '../../../durable-objects/mount';
 import type { TokenStoreObject } from '../../../durable-objects/token-store';
 import type { WireRequest } from '../../../src/core/logical';

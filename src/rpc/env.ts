@@ -1,8 +1,8 @@
 // Bindings and variables the Worker and its Durable Objects receive.
-import type { AuditObject } from '../durable-objects/audit';
-import type { MountObject } from '../durable-objects/mount';
-import type { SystemObject } from '../durable-objects/system';
-import type { TokenStoreObject } from '../durable-objects/token-store';
+import type { AuditObject } from '../../durable-objects/audit';
+import type { MountObject } from '../../durable-objects/mount';
+import type { SystemObject } from '../../durable-objects/system';
+import type { TokenStoreObject } from '../../durable-objects/token-store';
 
 export interface Env {
   SYSTEM: DurableObjectNamespace<SystemObject>;

@@ -1,9 +1,9 @@
 // Addressing of the cluster's Durable Objects, shared by the Worker and the objects themselves.
-import type { Env } from '../src/env';
-import { tokenShardCount } from '../src/env';
-import type { DispatchHooks } from '../src/core/logical';
-import { shardFor, tokenShardName } from '../src/core/tokens';
-import { wrapResponse, type WrapStore } from '../src/worker/wrapping';
+import type { Env } from './env';
+import { tokenShardCount } from './env';
+import type { DispatchHooks } from '../core/logical';
+import { shardFor, tokenShardName } from '../core/tokens';
+import { wrapResponse, type WrapStore } from '../worker/wrapping';
 
 export const SYSTEM_OBJECT_NAME = 'system';
 
