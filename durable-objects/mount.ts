@@ -5,7 +5,7 @@
 // their expiry and retried revocation from its alarm.
 
 import { DurableObject } from 'cloudflare:workers';
-import { authorizerFor } from '../src/core/acl-authorizer';
+import { authorizerFor } from '../src/pipeline/authorizer';
 import { AclCache } from '../src/core/acl-cache';
 import { IdentityCache } from '../src/core/identity-cache';
 import { clearNotice, identityLogin, identityViews, pendingNotice, type IdentityLoginInput, type IdentityView } from '../src/core/identity';
@@ -17,12 +17,12 @@ import { GroupedWrites } from '../src/core/grouped-writes';
 import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
-import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/core/logical';
+import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/pipeline/dispatch';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
 import { Mutex } from '../src/core/mutex';
 import { TokenValidator } from '../src/core/token-validator';
 import { newServiceToken, shardFor } from '../src/core/tokens';
-import { loginTokenEntry } from '../src/core/login-token';
+import { loginTokenEntry } from '../src/pipeline/login';
 import { loginAuthBlock } from '../src/auth/token/auth-block';
 import { LoginIdentityCache } from '../src/core/login-identity-cache';
 import { errorResult, type WireResult } from '../src/rpc/wire';
@@ -36,7 +36,8 @@ import { remoteAuditBroker } from './audit';
 import { IdentityClient, type IdentityLoginReply } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
 import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
-import { systemStub, tokenShardStub, wrapHook, wrapStore } from '../src/rpc/stubs';
+import { systemStub, tokenShardStub, wrapStore } from '../src/rpc/stubs';
+import { wrapHook } from '../src/pipeline/wrapping';
 
 const ENTRY_KEY = 'core/mount-entry';
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */

@@ -3,14 +3,14 @@
 // retrying from its alarm until each one has heard.
 
 import { DurableObject } from 'cloudflare:workers';
-import { dispatch, relativePath, type WireRequest } from '../src/core/logical';
+import { dispatch, relativePath, type WireRequest } from '../src/pipeline/dispatch';
 import { MountService } from '../src/core/mount-service';
 import { effectiveTTLs, findRoute, routePrefix, type RouteEntry } from '../src/core/mounts';
 import type { LeaseOp } from '../src/sys/leases';
 import type { KeyringWire } from '../src/core/keyring';
 import { sealFromSecret, type Seal } from '../src/core/seal';
 import { SystemCore } from '../src/core/system-core';
-import { authorizerFor } from '../src/core/acl-authorizer';
+import { authorizerFor } from '../src/pipeline/authorizer';
 import { AclCache } from '../src/core/acl-cache';
 import { IdentityCache } from '../src/core/identity-cache';
 import type { AuthMountInfo } from '../src/core/identity';
@@ -28,7 +28,7 @@ import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { Mutex } from '../src/core/mutex';
 import { formatRFC3339Nano } from '../src/framework/duration';
-import { storeWrapped } from '../src/worker/wrapping';
+import { storeWrapped } from '../src/pipeline/wrapping';
 import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
 import { UNAUDITED_SYS_PATHS } from '../src/core/audit/paths';
 import { AuditTable } from '../src/core/audit/table';
@@ -36,7 +36,8 @@ import { AuditTrail } from '../src/core/audit/trail';
 import { sendToDevice } from './audit';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
-import { allTokenShards, auditStub, mountStub, tokenShardStub, wrapHook, wrapStore } from '../src/rpc/stubs';
+import { allTokenShards, auditStub, mountStub, tokenShardStub, wrapStore } from '../src/rpc/stubs';
+import { wrapHook } from '../src/pipeline/wrapping';
 import { mergeSnapshots, MetricsRegistry, type Gauge, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { countAuditFailure, RequestTimer } from '../src/core/metrics/requests';
 

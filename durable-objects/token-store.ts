@@ -6,7 +6,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { tokenBackend } from '../src/auth/token';
 import type { Caller, TokenMountConfig, TokenOps } from '../src/auth/token/ops';
-import { authorizerFor } from '../src/core/acl-authorizer';
+import { authorizerFor } from '../src/pipeline/authorizer';
 import { AclCache } from '../src/core/acl-cache';
 import { IdentityCache } from '../src/core/identity-cache';
 import type { AuditBroker } from '../src/core/audit/broker';
@@ -15,7 +15,7 @@ import { BarrierStorage } from '../src/core/barrier';
 import { GroupedWrites } from '../src/core/grouped-writes';
 import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
 import { allowedByCIDRs } from '../src/core/cidr';
-import { dispatch, type WireRequest } from '../src/core/logical';
+import { dispatch, type WireRequest } from '../src/pipeline/dispatch';
 import type { LeaseReply } from '../src/core/token-leases';
 import type { TokenRole } from '../src/core/token-roles';
 import { TokenShard, type PeerShard } from '../src/core/token-shard';
@@ -34,9 +34,10 @@ import { remoteAuditBroker } from './audit';
 import { IdentityClient } from './identity-client';
 import { RemoteKeyring } from './keyring-client';
 import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
-import { mountStub, systemStub, tokenShardStub, wrapHook } from '../src/rpc/stubs';
+import { mountStub, systemStub, tokenShardStub } from '../src/rpc/stubs';
+import { wrapHook } from '../src/pipeline/wrapping';
 import { findRoute } from '../src/core/mounts';
-import type { WrapStore } from '../src/worker/wrapping';
+import type { WrapStore } from '../src/pipeline/wrapping';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */
 const mountHolder = (uuid: string) => `mount:${uuid}`;

@@ -61,3 +61,16 @@ export function stringifyJson(value: unknown): string {
 
 /** An exact number as a JavaScript number (for typed fields: ttl, max_versions...). */
 export const exactToNumber = (v: ExactNumber): number => Number(exactText(v));
+
+const GO_ESCAPES: Record<string, string> = {
+  '<': '\\u003c',
+  '>': '\\u003e',
+  '&': '\\u0026',
+  '\u2028': '\\u2028',
+  '\u2029': '\\u2029',
+};
+
+/** Like Go's json.Encoder: HTML-safe escapes and a trailing newline. */
+export function encodeJson(value: unknown): string {
+  return stringifyJson(value).replace(/[<>&\u2028\u2029]/g, (ch) => GO_ESCAPES[ch]) + '\n';
+}

@@ -1,9 +1,8 @@
 // Addressing of the cluster's Durable Objects, shared by the Worker and the objects themselves.
 import type { Env } from './env';
 import { tokenShardCount } from './env';
-import type { DispatchHooks } from '../core/logical';
 import { shardFor, tokenShardName } from '../core/tokens';
-import { wrapResponse, type WrapStore } from '../worker/wrapping';
+import type { WrapStore } from '../pipeline/wrapping';
 
 export const SYSTEM_OBJECT_NAME = 'system';
 
@@ -34,9 +33,4 @@ export function allTokenShards(env: Env) {
 /** Where response-wrapping tokens are stored: the shard each new token belongs to. */
 export function wrapStore(env: Env): WrapStore {
   return (token, record) => tokenShardStub(env, shardFor(token, tokenShardCount(env))).wrap(token, record);
-}
-
-/** The dispatch hook that wraps responses for requests that asked for it. */
-export function wrapHook(store: WrapStore): NonNullable<DispatchHooks['wrap']> {
-  return (response, wire, mount) => wrapResponse(response, wire, mount, store);
 }

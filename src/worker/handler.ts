@@ -10,7 +10,7 @@
 
 import { mountStub, systemStub, tokenShardStub } from '../rpc/stubs';
 import { generateRsaPair } from '../crypto/rsa-keygen';
-import { relativePath, type PreparedRsaPair, type WireRequest } from '../core/logical';
+import { relativePath, type PreparedRsaPair, type WireRequest } from '../pipeline/dispatch';
 import { findRoute, type RouteEntry } from '../core/mounts';
 import { shardFor } from '../core/tokens';
 import type { WireResult } from '../rpc/wire';

@@ -2,7 +2,7 @@
 // before JSON.parse builds anything; responses are encoded like Go's json.Encoder.
 
 import { CofferError } from '../framework/errors';
-import { parseJson, stringifyJson } from '../framework/json-numbers';
+import { parseJson } from '../framework/json-numbers';
 
 export interface JsonLimits {
   maxDepth: number;
@@ -88,17 +88,4 @@ export function parseJsonObject(text: string, limits: JsonLimits): Record<string
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw jsonError('the request body must be a JSON object');
   return value as Record<string, unknown>;
-}
-
-const GO_ESCAPES: Record<string, string> = {
-  '<': '\\u003c',
-  '>': '\\u003e',
-  '&': '\\u0026',
-  '\u2028': '\\u2028',
-  '\u2029': '\\u2029',
-};
-
-/** Like Go's json.Encoder: HTML-safe escapes and a trailing newline. */
-export function encodeJson(value: unknown): string {
-  return stringifyJson(value).replace(/[<>&\u2028\u2029]/g, (ch) => GO_ESCAPES[ch]) + '\n';
 }

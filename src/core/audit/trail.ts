@@ -6,7 +6,7 @@
 
 import type { AuthContext, LogicalRequest, LogicalResponse } from '../../framework/backend';
 import { CofferError, multierror, RsaKeysNeeded } from '../../framework/errors';
-import type { DispatchHooks, MountContext, WireRequest } from '../logical';
+import type { DispatchHooks, MountContext, WireRequest } from '../../pipeline/dispatch';
 import type { AuditBroker, AuditDeviceRef } from './broker';
 import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from './entry';
 

@@ -11,7 +11,7 @@ import { SqlPhysical } from '../../../durable-objects/sqlite-physical';
 import { systemStub, tokenShardStub } from '../../../src/rpc/stubs';
 import type { MountObject } from '../../../durable-objects/mount';
 import type { TokenStoreObject } from '../../../durable-objects/token-store';
-import type { WireRequest } from '../../../src/core/logical';
+import type { WireRequest } from '../../../src/pipeline/dispatch';
 import { newServiceToken, rootTokenEntry } from '../../../src/core/tokens';
 import { api, caller, initCluster } from '../../helpers/api';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dispatch, type AuthorizationRequest, type Authorizer, type MountContext, type WireRequest } from '../../../src/core/logical';
+import { dispatch, type AuthorizationRequest, type Authorizer, type MountContext, type WireRequest } from '../../../src/pipeline/dispatch';
 import { permissionDenied } from '../../../src/framework/errors';
 import { utf8 } from '../../../src/crypto/encoding';
 import type { AuthContext, Backend } from '../../../src/framework/backend';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CofferError } from '../../../src/framework/errors';
-import { checkJsonLimits, DEFAULT_JSON_LIMITS, encodeJson, parseJsonObject } from '../../../src/worker/json';
+import { encodeJson } from '../../../src/framework/json-numbers';
+import { checkJsonLimits, DEFAULT_JSON_LIMITS, parseJsonObject } from '../../../src/worker/json';
 
 const limits = { maxDepth: 4, maxObjectEntries: 3, maxArrayElements: 3, maxStringLength: 10 };
 

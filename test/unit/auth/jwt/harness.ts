@@ -1,7 +1,7 @@
 // The JWT auth method at engine level: its backend over MemoryStorage through dispatch (no Durable
 // Object). Keys and tokens come from test/helpers/jwt.ts.
 import { expect } from 'vitest';
-import { dispatch, type Authorizer, type MountContext } from '../../../../src/core/logical';
+import { dispatch, type Authorizer, type MountContext } from '../../../../src/pipeline/dispatch';
 import type { AuthContext, LogicalResponse, WireOperation } from '../../../../src/framework/backend';
 import { CofferError } from '../../../../src/framework/errors';
 import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AuditBroker, type AuditDeviceRef } from '../../../../src/core/audit/broker';
 import type { AuditInput } from '../../../../src/core/audit/entry';
 import { AuditTrail } from '../../../../src/core/audit/trail';
-import { dispatch, type Authorizer, type MountContext, type WireRequest } from '../../../../src/core/logical';
+import { dispatch, type Authorizer, type MountContext, type WireRequest } from '../../../../src/pipeline/dispatch';
 import { utf8 } from '../../../../src/crypto/encoding';
 import type { AuthContext, Backend } from '../../../../src/framework/backend';
 import { CofferError, permissionDenied, sealedError } from '../../../../src/framework/errors';

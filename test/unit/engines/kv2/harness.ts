@@ -1,5 +1,5 @@
 // Runs requests through the KV v2 backend with the real pipeline (dispatch) over in-memory storage.
-import { dispatch, type Authorizer, type MountContext } from '../../../../src/core/logical';
+import { dispatch, type Authorizer, type MountContext } from '../../../../src/pipeline/dispatch';
 import type { AuthContext, LogicalResponse, WireOperation } from '../../../../src/framework/backend';
 import { CofferError } from '../../../../src/framework/errors';
 import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';

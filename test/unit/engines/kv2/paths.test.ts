@@ -1,7 +1,7 @@
 // The KV v2 backend's routing through the real pipeline: which definition serves which path,
 // and Vault's raw 404 envelopes.
 import { describe, expect, it } from 'vitest';
-import type { Authorizer } from '../../../../src/core/logical';
+import type { Authorizer } from '../../../../src/pipeline/dispatch';
 import { invalidPathWarning, ROOT_WARNING } from '../../../../src/engines/kv/v2/invalid';
 import { kv2 } from './harness';
 

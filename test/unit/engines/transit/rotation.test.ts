@@ -2,7 +2,7 @@
 // any time (late alarms, restarts): every overdue key rotates once, nothing early, and it says
 // when it wants to run next.
 import { describe, expect, it } from 'vitest';
-import { dispatch, type Authorizer, type MountContext } from '../../../../src/core/logical';
+import { dispatch, type Authorizer, type MountContext } from '../../../../src/pipeline/dispatch';
 import type { AuthContext, WireOperation } from '../../../../src/framework/backend';
 import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';
 import { transitBackend } from '../../../../src/engines/transit';

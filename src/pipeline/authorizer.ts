@@ -3,9 +3,9 @@
 
 import type { AuthContext } from '../framework/backend';
 import { permissionDenied } from '../framework/errors';
-import type { ACL } from './acl/acl';
-import type { AclCache } from './acl-cache';
-import { anonymousAuthorizer, type Authorizer } from './logical';
+import type { ACL } from '../core/acl/acl';
+import type { AclCache } from '../core/acl-cache';
+import { anonymousAuthorizer, type Authorizer } from './dispatch';
 
 export function aclAuthorizer(acl: ACL, wrapTTL: number): Authorizer {
   return {

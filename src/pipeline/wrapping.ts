@@ -3,14 +3,13 @@
 // only that token's wrap_info. The token lives on its own token-store shard, which also keeps
 // the stored response and deletes it with the token.
 
-import type { MountContext, WireRequest } from '../core/logical';
+import type { DispatchHooks, MountContext, WireRequest } from './dispatch';
 import type { WrappedResponse } from '../core/token-store';
 import { newServiceToken } from '../core/tokens';
 import type { LogicalResponse, WrapInfo } from '../framework/backend';
 import { formatRFC3339Nano } from '../framework/duration';
-import { stringifyJson } from '../framework/json-numbers';
+import { encodeJson, stringifyJson } from '../framework/json-numbers';
 import { envelopeBody } from './envelope';
-import { encodeJson } from './json';
 
 /** Stores a wrapping token (on the shard that owns it) holding `record`; returns its accessor. */
 export type WrapStore = (token: string, record: WrappedResponse) => Promise<{ accessor: string }>;
@@ -53,4 +52,9 @@ export async function storeWrapped(record: WrappedResponse, store: WrapStore): P
     creation_path: record.creationPath,
     ...(record.wrappedAccessor ? { wrapped_accessor: record.wrappedAccessor } : {}),
   };
+}
+
+/** The dispatch hook that wraps responses for requests that asked for it. */
+export function wrapHook(store: WrapStore): NonNullable<DispatchHooks['wrap']> {
+  return (response, wire, mount) => wrapResponse(response, wire, mount, store);
 }
