@@ -3,7 +3,7 @@
 // and keeps the device's salt and chain head behind the barrier so a restart continues the chain.
 
 import { DurableObject } from 'cloudflare:workers';
-import { BarrierStorage } from '../src/core/barrier';
+import { BarrierStorage } from '../src/core/barrier/barrier';
 import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
 import type { ChainHead } from '../src/core/audit/chain';
 import { AuditDevice, postEntry } from '../src/core/audit/device';

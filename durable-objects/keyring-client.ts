@@ -3,8 +3,8 @@
 // re-fetched after a minute, so an object that missed a seal announcement stops serving soon
 // after anyway.
 
-import type { KeyringSource } from '../src/core/barrier';
-import { Keyring, type KeyringWire } from '../src/core/keyring';
+import type { KeyringSource } from '../src/core/barrier/barrier';
+import { Keyring, type KeyringWire } from '../src/core/barrier/keyring';
 import { sealedError } from '../src/framework/errors';
 
 export type KeyringFetch = () => Promise<KeyringWire | null>;

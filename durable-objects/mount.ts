@@ -12,8 +12,8 @@ import { clearNotice, identityLogin, identityViews, pendingNotice, type Identity
 import { CachedMountDirectory } from '../src/core/identity/mount-directory';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
-import { BarrierStorage } from '../src/core/barrier';
-import { GroupedWrites } from '../src/core/grouped-writes';
+import { BarrierStorage } from '../src/core/barrier/barrier';
+import { GroupedWrites } from '../src/core/barrier/grouped-writes';
 import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
@@ -63,7 +63,7 @@ export type RenewReply = { ok: true; limits: RenewLimits; mountMaxTTL: number } 
 export class MountObject extends DurableObject<Env> {
   private readonly keyring: RemoteKeyring;
   private readonly physical: SqlPhysical;
-  /** Writes of requests served together are committed together (src/core/grouped-writes.ts). */
+  /** Writes of requests served together are committed together (src/core/barrier/grouped-writes.ts). */
   private readonly grouped: GroupedWrites;
   /** Storage for everything but handle(): it sees and orders after every staged write. */
   private readonly barrier: BarrierStorage;

@@ -7,7 +7,7 @@
 // needs no savepoint, which costs more in a Durable Object than the rows themselves.
 
 import { assertFolderPrefix, compareKeys, type StorageOp } from '../src/framework/storage';
-import type { Physical } from '../src/core/physical';
+import type { Physical } from '../src/core/barrier/physical';
 import { RecentValues } from './recent-values';
 
 const SCHEMA = `

@@ -7,9 +7,9 @@ import { dispatch, relativePath, type WireRequest } from '../src/pipeline/dispat
 import { MountService } from '../src/core/mount-service';
 import { effectiveTTLs, findRoute, routePrefix, type RouteEntry } from '../src/core/mounts';
 import type { LeaseOp } from '../src/sys/leases';
-import type { KeyringWire } from '../src/core/keyring';
-import { sealFromSecret, type Seal } from '../src/core/seal';
-import { SystemCore } from '../src/core/system-core';
+import type { KeyringWire } from '../src/core/barrier/keyring';
+import { sealFromSecret, type Seal } from '../src/core/barrier/seal';
+import { SealState } from '../src/core/barrier/seal-state';
 import { authorizerFor } from '../src/pipeline/authorizer';
 import { AclCache } from '../src/core/acl-cache';
 import { IdentityCache } from '../src/core/identity-cache';
@@ -60,7 +60,7 @@ export class SystemObject extends DurableObject<Env> {
   private readonly startedAt = Date.now();
   private readonly metrics = new MetricsRegistry(this.startedAt);
   private readonly physical: SqlPhysical;
-  private readonly core: SystemCore;
+  private readonly core: SealState;
   private readonly mounts: MountService;
   private readonly backend: Backend;
   private readonly writes = new Mutex();
@@ -75,7 +75,7 @@ export class SystemObject extends DurableObject<Env> {
     } catch (e) {
       sealConfigError = (e as Error).message;
     }
-    this.core = new SystemCore(
+    this.core = new SealState(
       this.physical,
       seal,
       {

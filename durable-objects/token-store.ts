@@ -11,8 +11,8 @@ import { AclCache } from '../src/core/acl-cache';
 import { IdentityCache } from '../src/core/identity-cache';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
-import { BarrierStorage } from '../src/core/barrier';
-import { GroupedWrites } from '../src/core/grouped-writes';
+import { BarrierStorage } from '../src/core/barrier/barrier';
+import { GroupedWrites } from '../src/core/barrier/grouped-writes';
 import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
 import { allowedByCIDRs } from '../src/core/cidr';
 import { dispatch, type WireRequest } from '../src/pipeline/dispatch';
@@ -53,7 +53,7 @@ type RenewedReply = { ok: true; entry: TokenEntry; ttl: number; warnings: string
 
 export class TokenStoreObject extends DurableObject<Env> implements PeerShard {
   private readonly keyring: RemoteKeyring;
-  /** Login tokens of logins served together are committed together (src/core/grouped-writes.ts). */
+  /** Login tokens of logins served together are committed together (src/core/barrier/grouped-writes.ts). */
   private readonly grouped: GroupedWrites;
   /** Storage for everything but new login tokens: it sees and orders after every staged write. */
   private readonly barrier: BarrierStorage;

@@ -4,8 +4,8 @@
 
 import { aesGcmOpen, aesGcmSeal } from '../crypto/aead';
 import { concatBytes, fromBase64, fromUtf8, toBase64Url, utf8 } from '../crypto/encoding';
-import type { KeyringSource } from './barrier';
-import type { Keyring } from './keyring';
+import type { KeyringSource } from './barrier/barrier';
+import type { Keyring } from './barrier/keyring';
 import { BATCH_TOKEN_PREFIX, type TokenEntry } from './tokens';
 
 const AAD = utf8('coffer:batch-token');

@@ -49,7 +49,7 @@ export class TokenStore {
 
   /**
    * `loginStorage` takes the rows of new login tokens: a host may stage them for a group commit
-   * there (src/core/grouped-writes.ts) and reply once they are durable; all else goes to `storage`.
+   * there (src/core/barrier/grouped-writes.ts) and reply once they are durable; all else goes to `storage`.
    */
   constructor(
     private readonly storage: Storage,

@@ -3,7 +3,7 @@
 // from their shard. Bound CIDRs are checked against the client address on every request.
 
 import type { AuthContext } from '../framework/backend';
-import type { KeyringSource } from './barrier';
+import type { KeyringSource } from './barrier/barrier';
 import { decodeBatchToken } from './batch-tokens';
 import { allowedByCIDRs } from './cidr';
 import type { LeaseReply } from './token-leases';

@@ -3,7 +3,7 @@
 
 import type { LogicalResponse } from '../framework/backend';
 import { CofferError, RsaKeysNeeded } from '../framework/errors';
-import { BarrierError } from '../core/barrier';
+import { BarrierError } from '../core/barrier/barrier';
 
 export type WireResult =
   | { kind: 'ok'; response: LogicalResponse }

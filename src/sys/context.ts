@@ -4,13 +4,13 @@ import type { AuditTable } from '../core/audit/table';
 import type { MetricsSnapshot } from '../core/metrics/registry';
 import type { MountService } from '../core/mount-service';
 import type { PolicyStore } from '../core/policy-store';
-import type { SystemCore } from '../core/system-core';
+import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/token-store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
 import type { LeaseOp } from './leases';
 
 export interface SystemServices {
-  core: SystemCore;
+  core: SealState;
   mounts: MountService;
   /** Seals the whole cluster: the seal state, then every object's cached keys. */
   sealCluster(): Promise<void>;

@@ -1,6 +1,6 @@
 // sys/init, seal-status, unseal, seal, health, leader, key-status, rotate, generate-root, decode-token.
 
-import { decodeToken } from '../core/system-core';
+import { decodeToken } from '../core/barrier/seal-state';
 import type { PathDef } from '../framework/backend';
 import { badRequest } from '../framework/errors';
 import type { FieldSchemas } from '../framework/fields';

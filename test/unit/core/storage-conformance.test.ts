@@ -2,10 +2,10 @@
 // and the barrier over both memory and a real Durable Object's SQLite database.
 import { env, runInDurableObject } from 'cloudflare:test';
 import { describe, expect, it } from 'vitest';
-import { BarrierStorage, type KeyringSource } from '../../../src/core/barrier';
-import { GroupedWrites } from '../../../src/core/grouped-writes';
-import { Keyring } from '../../../src/core/keyring';
-import { MemoryPhysical } from '../../../src/core/physical';
+import { BarrierStorage, type KeyringSource } from '../../../src/core/barrier/barrier';
+import { GroupedWrites } from '../../../src/core/barrier/grouped-writes';
+import { Keyring } from '../../../src/core/barrier/keyring';
+import { MemoryPhysical } from '../../../src/core/barrier/physical';
 import { utf8, fromUtf8 } from '../../../src/crypto/encoding';
 import { MemoryStorage, StorageTransaction, type Storage } from '../../../src/framework/storage';
 import { SqlPhysical } from '../../../durable-objects/sqlite-physical';

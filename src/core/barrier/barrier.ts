@@ -3,15 +3,15 @@
 // another key). Layout: term (uint32 BE) | version (1 byte) | nonce (12) | ciphertext | tag (16).
 // applyBatch is the single write path, so a replication log can observe every change.
 
-import { aesGcmOpen, aesGcmSeal } from '../crypto/aead';
-import { concatBytes, utf8 } from '../crypto/encoding';
+import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
+import { concatBytes, utf8 } from '../../crypto/encoding';
 import {
   DEFAULT_MAX_ENTRY_SIZE,
   entryTooLarge,
   StorageTransaction,
   type BatchStorage,
   type StorageOp,
-} from '../framework/storage';
+} from '../../framework/storage';
 import type { Keyring } from './keyring';
 import { OpenedCache } from './opened-cache';
 import type { Physical } from './physical';

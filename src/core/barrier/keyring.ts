@@ -1,9 +1,9 @@
 // The barrier keyring: numbered terms, each a 256-bit AES key. New writes use the active term;
 // older terms stay for decryption after sys/rotate.
 
-import { fromBase64, fromUtf8, toBase64, utf8 } from '../crypto/encoding';
-import { randomBytes } from '../crypto/random';
-import { formatRFC3339Nano } from '../framework/duration';
+import { fromBase64, fromUtf8, toBase64, utf8 } from '../../crypto/encoding';
+import { randomBytes } from '../../crypto/random';
+import { formatRFC3339Nano } from '../../framework/duration';
 
 export interface KeyTerm {
   term: number;

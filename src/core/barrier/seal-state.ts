@@ -3,21 +3,21 @@
 // in raw `core/*` physical entries, each protected by the seal or by the root key; everything
 // else this object keeps goes through the barrier.
 
-import { aesGcmOpen, aesGcmSeal } from '../crypto/aead';
-import { fromBase64, fromHex, fromUtf8, toBase64, toBase64Raw, toHex, utf8 } from '../crypto/encoding';
-import { sha256 } from '../crypto/hmac';
-import { randomBase62, randomBytes, randomHex, randomUUID } from '../crypto/random';
-import { constantTimeEqual } from '../crypto/timing';
-import { badRequest, permissionDenied, sealedError } from '../framework/errors';
-import { getJSON, putJSON } from '../framework/storage';
+import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
+import { fromBase64, fromHex, fromUtf8, toBase64, toBase64Raw, toHex, utf8 } from '../../crypto/encoding';
+import { sha256 } from '../../crypto/hmac';
+import { randomBase62, randomBytes, randomHex, randomUUID } from '../../crypto/random';
+import { constantTimeEqual } from '../../crypto/timing';
+import { badRequest, permissionDenied, sealedError } from '../../framework/errors';
+import { getJSON, putJSON } from '../../framework/storage';
 import { BarrierStorage, type KeyringSource } from './barrier';
 import { Keyring } from './keyring';
 import type { Physical } from './physical';
 import { SealError, type Seal } from './seal';
 import { combine, split, ShamirError } from './shamir';
-import { newRootToken, ROOT_TOKEN_LENGTH } from './tokens';
+import { newRootToken, ROOT_TOKEN_LENGTH } from '../tokens';
 import { decodeKeyShare } from './unseal-keys';
-import { BUILD_DATE, VERSION_STRING } from './version';
+import { BUILD_DATE, VERSION_STRING } from '../version';
 
 const K = {
   sealConfig: 'core/seal-config',
@@ -74,7 +74,7 @@ export interface InitParams {
   root_token_pgp_key?: string;
 }
 
-export class SystemCore implements KeyringSource {
+export class SealState implements KeyringSource {
   private keyring: Keyring | null = null;
   private cluster: ClusterInfo | null = null;
   /** Set while sys/init runs, so the token store can fetch the new keyring before init is durable. */

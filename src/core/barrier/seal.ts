@@ -1,8 +1,8 @@
 // Seals protect the root key. The default "static" seal uses a 256-bit key from the Worker secret
 // SEAL_KEY. Managed keys (PKCS#11 via the HSM bridge, cloud KMS) implement the same interface.
 
-import { aesGcmOpen, aesGcmSeal } from '../crypto/aead';
-import { fromBase64, fromHex, utf8 } from '../crypto/encoding';
+import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
+import { fromBase64, fromHex, utf8 } from '../../crypto/encoding';
 
 export interface Seal {
   /** Reported as the seal type in sys/seal-status. */

@@ -2,7 +2,7 @@
 // Share layout follows Vault: the y-bytes for every secret byte, then one x-coordinate byte.
 // All field arithmetic is branch-free and table-free so timing does not depend on secret bytes.
 
-import { randomBytes } from '../crypto/random';
+import { randomBytes } from '../../crypto/random';
 
 export class ShamirError extends Error {}
 

@@ -1,15 +1,15 @@
 // The seal state machine without Durable Objects: memory physical storage and recording ports.
 import { describe, expect, it } from 'vitest';
-import { MemoryPhysical } from '../../../src/core/physical';
-import { sealFromSecret, StaticKeySeal } from '../../../src/core/seal';
-import { decodeToken, SystemCore, validateShareConfig } from '../../../src/core/system-core';
-import { randomBytes } from '../../../src/crypto/random';
-import { CofferError } from '../../../src/framework/errors';
+import { MemoryPhysical } from '../../../../src/core/barrier/physical';
+import { sealFromSecret, StaticKeySeal } from '../../../../src/core/barrier/seal';
+import { decodeToken, SealState, validateShareConfig } from '../../../../src/core/barrier/seal-state';
+import { randomBytes } from '../../../../src/crypto/random';
+import { CofferError } from '../../../../src/framework/errors';
 
 function core(seal = new StaticKeySeal(randomBytes(32)), physical = new MemoryPhysical(), options = {}) {
   const events: string[] = [];
   const roots: string[] = [];
-  const c = new SystemCore(
+  const c = new SealState(
     physical,
     seal,
     { createRootToken: async (t) => void roots.push(t), keyringRotated: async () => void events.push('rotated') },
@@ -20,7 +20,7 @@ function core(seal = new StaticKeySeal(randomBytes(32)), physical = new MemoryPh
 
 const status = async (p: Promise<unknown>) => ((await p.catch((e) => e)) as CofferError).status;
 
-describe('SystemCore', () => {
+describe('SealState', () => {
   it('refuses to initialise without a seal key, saying how to set one', async () => {
     const { c } = core(null as unknown as StaticKeySeal);
     const err = (await c.init({ recovery_shares: 1, recovery_threshold: 1 }).catch((e) => e)) as CofferError;

@@ -1,19 +1,19 @@
-// Group commit (src/core/grouped-writes.ts) over a real Durable Object's SQLite database: staged
+// Group commit (src/core/barrier/grouped-writes.ts) over a real Durable Object's SQLite database: staged
 // writes are readable at once, reach SQLite together, in order, before durable() settles; the
 // immediate view never sees past them; a failed flush leaves nothing staged behind.
 import { env, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { GroupedWrites } from '../../../src/core/grouped-writes';
-import type { Physical } from '../../../src/core/physical';
-import { fromUtf8, utf8 } from '../../../src/crypto/encoding';
-import type { StorageOp } from '../../../src/framework/storage';
-import { SqlPhysical } from '../../../durable-objects/sqlite-physical';
-import { systemStub, tokenShardStub } from '../../../src/rpc/stubs';
-import type { MountObject } from '../../../durable-objects/mount';
-import type { TokenStoreObject } from '../../../durable-objects/token-store';
-import type { WireRequest } from '../../../src/pipeline/dispatch';
-import { newServiceToken, rootTokenEntry } from '../../../src/core/tokens';
-import { api, caller, initCluster } from '../../helpers/api';
+import { GroupedWrites } from '../../../../src/core/barrier/grouped-writes';
+import type { Physical } from '../../../../src/core/barrier/physical';
+import { fromUtf8, utf8 } from '../../../../src/crypto/encoding';
+import type { StorageOp } from '../../../../src/framework/storage';
+import { SqlPhysical } from '../../../../durable-objects/sqlite-physical';
+import { systemStub, tokenShardStub } from '../../../../src/rpc/stubs';
+import type { MountObject } from '../../../../durable-objects/mount';
+import type { TokenStoreObject } from '../../../../durable-objects/token-store';
+import type { WireRequest } from '../../../../src/pipeline/dispatch';
+import { newServiceToken, rootTokenEntry } from '../../../../src/core/tokens';
+import { api, caller, initCluster } from '../../../helpers/api';
 
 /** Runs `fn` inside a fresh Durable Object with its SQLite physical layer. */
 function inObject(fn: (p: SqlPhysical, sql: SqlStorage) => Promise<void>): Promise<void> {

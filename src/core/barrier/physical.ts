@@ -1,7 +1,7 @@
 // The physical layer under the barrier: synchronous, byte-valued, with atomic batches.
 // Durable Objects implement it over SQLite (durable-objects/sqlite-physical.ts); tests use memory.
 
-import { childrenOf, scanKeys, type StorageOp } from '../framework/storage';
+import { childrenOf, scanKeys, type StorageOp } from '../../framework/storage';
 
 // Values are handed over, not copied: neither side modifies an array once it has crossed.
 export interface Physical {

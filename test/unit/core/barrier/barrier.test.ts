@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { BarrierError, BarrierStorage, type KeyringSource } from '../../../src/core/barrier';
-import { Keyring } from '../../../src/core/keyring';
-import { MemoryPhysical } from '../../../src/core/physical';
-import { fromUtf8, toHex, utf8 } from '../../../src/crypto/encoding';
-import { CofferError, sealedError } from '../../../src/framework/errors';
+import { BarrierError, BarrierStorage, type KeyringSource } from '../../../../src/core/barrier/barrier';
+import { Keyring } from '../../../../src/core/barrier/keyring';
+import { MemoryPhysical } from '../../../../src/core/barrier/physical';
+import { fromUtf8, toHex, utf8 } from '../../../../src/crypto/encoding';
+import { CofferError, sealedError } from '../../../../src/framework/errors';
 
 function setup(initial = Keyring.generate()) {
   const state = { ring: initial, refreshes: 0, sealed: false };

@@ -13,7 +13,7 @@
 // - A failed flush rejects every waiter and calls onFailure (the object resets itself), so no
 //   memory of a write that did not happen survives.
 
-import type { StorageOp } from '../framework/storage';
+import type { StorageOp } from '../../framework/storage';
 import type { Physical } from './physical';
 
 interface Waiter {

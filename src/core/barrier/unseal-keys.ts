@@ -1,6 +1,6 @@
 // Decoding of unseal/recovery key shares as clients send them (hex or base64).
-import { fromBase64, fromHex } from '../crypto/encoding';
-import { badRequest } from '../framework/errors';
+import { fromBase64, fromHex } from '../../crypto/encoding';
+import { badRequest } from '../../framework/errors';
 
 /** A recovery key is 32 bytes; a Shamir share of it is 33 (one x-coordinate byte appended). */
 export function decodeKeyShare(key: string): Uint8Array {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { combine, gfInv, gfMul, ShamirError, split } from '../../../src/core/shamir';
-import { randomBytes } from '../../../src/crypto/random';
+import { combine, gfInv, gfMul, ShamirError, split } from '../../../../src/core/barrier/shamir';
+import { randomBytes } from '../../../../src/crypto/random';
 
 /** Reference multiplication: schoolbook carry-less multiply, then reduce by 0x11b. */
 function slowMul(a: number, b: number): number {
