@@ -16,7 +16,7 @@ import { IdentityCache } from '../src/core/identity-cache';
 import type { AuthMountInfo } from '../src/core/identity';
 import { PolicyStore } from '../src/core/policy-store';
 import type { TokenMountConfig } from '../src/auth/token/ops';
-import { shardFor } from '../src/core/tokens';
+import { shardFor } from '../src/core/tokens/entry';
 import { errorResult, type WireResult } from '../src/rpc/wire';
 import { fromUtf8, utf8 } from '../src/crypto/encoding';
 import { tokenShardCount, type Env } from '../src/rpc/env';

@@ -1,5 +1,5 @@
 // TokenStoreObject: one shard of the token store, addressed by a digest of the token. It adapts
-// the shard logic (src/core/token-shard.ts) to the platform: its peers are other shards reached by
+// the shard logic (src/core/tokens/shard.ts) to the platform: its peers are other shards reached by
 // RPC, lease holders are mount objects, timers are its alarm. It also serves auth/token/* for the
 // callers whose tokens it holds.
 
@@ -13,17 +13,17 @@ import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier/barrier';
 import { GroupedWrites } from '../src/core/barrier/grouped-writes';
-import { decodeBatchToken, encodeBatchToken } from '../src/core/batch-tokens';
-import { allowedByCIDRs } from '../src/core/cidr';
+import { decodeBatchToken, encodeBatchToken } from '../src/core/tokens/batch';
+import { allowedByCIDRs } from '../src/core/tokens/cidr';
 import { dispatch, type WireRequest } from '../src/pipeline/dispatch';
-import type { LeaseReply } from '../src/core/token-leases';
-import type { TokenRole } from '../src/core/token-roles';
-import { TokenShard, type PeerShard } from '../src/core/token-shard';
-import { TOKENS_PREFIX, type WrappedResponse } from '../src/core/token-store';
+import type { LeaseReply } from '../src/core/tokens/leases';
+import type { TokenRole } from '../src/core/tokens/roles';
+import { TokenShard, type PeerShard } from '../src/core/tokens/shard';
+import { TOKENS_PREFIX, type WrappedResponse } from '../src/core/tokens/store';
 import { ActivityLog, type ActivityRecord } from '../src/core/activity/log';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
-import { authContextFor, BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type TokenEntry } from '../src/core/tokens';
+import { authContextFor, BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type TokenEntry } from '../src/core/tokens/entry';
 import { errorResult, type WireResult } from '../src/rpc/wire';
 import type { Env } from '../src/rpc/env';
 import { intVar, tokenShardCount } from '../src/rpc/env';

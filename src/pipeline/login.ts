@@ -5,7 +5,7 @@
 import type { LoginAuth, MountConfigView } from '../framework/backend';
 import { badRequest } from '../framework/errors';
 import { formatRFC3339Nano } from '../framework/duration';
-import type { TokenEntry } from '../core/tokens';
+import type { TokenEntry } from '../core/tokens/entry';
 
 export interface LoginContext {
   /** The mount's route prefix, e.g. "auth/jwt/". */

@@ -4,8 +4,8 @@
 // the stored response and deletes it with the token.
 
 import type { DispatchHooks, MountContext, WireRequest } from './dispatch';
-import type { WrappedResponse } from '../core/token-store';
-import { newServiceToken } from '../core/tokens';
+import type { WrappedResponse } from '../core/tokens/store';
+import { newServiceToken } from '../core/tokens/entry';
 import type { LogicalResponse, WrapInfo } from '../framework/backend';
 import { formatRFC3339Nano } from '../framework/duration';
 import { encodeJson, stringifyJson } from '../framework/json-numbers';

@@ -1,7 +1,7 @@
 // Addressing of the cluster's Durable Objects, shared by the Worker and the objects themselves.
 import type { Env } from './env';
 import { tokenShardCount } from './env';
-import { shardFor, tokenShardName } from '../core/tokens';
+import { shardFor, tokenShardName } from '../core/tokens/entry';
 import type { WrapStore } from '../pipeline/wrapping';
 
 export const SYSTEM_OBJECT_NAME = 'system';

@@ -5,7 +5,7 @@ import type { MetricsSnapshot } from '../core/metrics/registry';
 import type { MountService } from '../core/mount-service';
 import type { PolicyStore } from '../core/policy-store';
 import type { SealState } from '../core/barrier/seal-state';
-import type { WrappedResponse } from '../core/token-store';
+import type { WrappedResponse } from '../core/tokens/store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
 import type { LeaseOp } from './leases';
 

@@ -12,7 +12,7 @@ import { mountStub, systemStub, tokenShardStub } from '../rpc/stubs';
 import { generateRsaPair } from '../crypto/rsa-keygen';
 import { relativePath, type PreparedRsaPair, type WireRequest } from '../pipeline/dispatch';
 import { findRoute, type RouteEntry } from '../core/mounts';
-import { shardFor } from '../core/tokens';
+import { shardFor } from '../core/tokens/entry';
 import type { WireResult } from '../rpc/wire';
 import { intVar, tokenShardCount, type Env } from '../rpc/env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';

@@ -1,7 +1,7 @@
 // sys/generate-root and sys/decode-token (reference §2.4), with the attempt authorised so an
 // anonymous caller can neither occupy nor cancel it (CVE-2026-5807 class).
 import { describe, expect, it } from 'vitest';
-import { shardFor } from '../../src/core/tokens';
+import { shardFor } from '../../src/core/tokens/entry';
 import { fromHex, toBase64 } from '../../src/crypto/encoding';
 import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 

@@ -3,7 +3,7 @@
 // revocation with the token the secrets were issued to.
 import { env, runDurableObjectAlarm } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { shardFor } from '../../src/core/tokens';
+import { shardFor } from '../../src/core/tokens/entry';
 import { api, initCluster, type Cluster } from '../helpers/api';
 
 let c: Cluster;

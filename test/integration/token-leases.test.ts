@@ -2,7 +2,7 @@
 // makes every holder forget it before the revocation returns.
 import { env, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { shardFor, tokenShardName } from '../../src/core/tokens';
+import { shardFor, tokenShardName } from '../../src/core/tokens/entry';
 import { api, initCluster, type Cluster } from '../helpers/api';
 
 let c: Cluster;

@@ -2,7 +2,7 @@
 // orphans, use limits, batch tokens, roles, bound CIDRs, accessors, tidy.
 import { env, runDurableObjectAlarm } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { shardFor } from '../../src/core/tokens';
+import { shardFor } from '../../src/core/tokens/entry';
 import { api, initCluster, type Cluster } from '../helpers/api';
 
 let c: Cluster;

@@ -3,7 +3,7 @@
 // cubbyhole/response read, and expiry. Also: a token's cubbyhole is erased when the token ends.
 import { env, runDurableObjectAlarm, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { shardFor } from '../../src/core/tokens';
+import { shardFor } from '../../src/core/tokens/entry';
 import { api, initCluster, PERMISSION_DENIED, type Cluster } from '../helpers/api';
 
 let c: Cluster;

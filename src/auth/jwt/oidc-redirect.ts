@@ -2,7 +2,7 @@
 // the port of a loopback host is ignored, RFC 8252 §7.3), the namespace carried in state, the
 // form_post rewrite of UI URLs, and the mount path the form_post page reports to the UI.
 
-import { parseIP } from '../../core/cidr';
+import { parseIP } from '../../core/tokens/cidr';
 
 /** `localhost` or a loopback IP (127.0.0.0/8, ::1), as Vault's isLocalAddr. */
 function isLoopbackHost(hostname: string): boolean {

@@ -4,7 +4,7 @@
 // delivered), then the role's checks and the login as for a JWT. POST oidc/callback receives a
 // form_post from the provider and hands the state back to the UI window through an HTML page.
 
-import { allowedByCIDRs } from '../../core/cidr';
+import { allowedByCIDRs } from '../../core/tokens/cidr';
 import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
 import { badRequest, CofferError, permissionDenied } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';

@@ -6,7 +6,7 @@ import { badRequest, notFound } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { nameRegex } from '../../framework/backend';
-import { checkTokenLimits, emptyTokenParams, parseTokenFields, TOKEN_FIELDS, tokenFieldsView, type TokenParams } from '../token-fields';
+import { checkTokenLimits, emptyTokenParams, parseTokenFields, TOKEN_FIELDS, tokenFieldsView, type TokenParams } from '../token/fields';
 import { goValue } from './claims';
 
 export interface JwtRole {

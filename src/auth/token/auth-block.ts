@@ -1,5 +1,5 @@
 // The `auth` block of a response that hands out or renews a token (reference §1.7).
-import type { TokenEntry } from '../../core/tokens';
+import type { TokenEntry } from '../../core/tokens/entry';
 
 /** `ttl` is what was just granted (creation or renewal), in seconds. */
 export function authBlock(token: string, entry: TokenEntry, ttl: number): Record<string, unknown> {

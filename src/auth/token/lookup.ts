@@ -1,5 +1,5 @@
 // auth/token/lookup, lookup-self and lookup-accessor.
-import { tokenLookupData, type TokenEntry } from '../../core/tokens';
+import { tokenLookupData, type TokenEntry } from '../../core/tokens/entry';
 import type { PathDef } from '../../framework/backend';
 import { CofferError, permissionDenied } from '../../framework/errors';
 import type { TokenOps } from './ops';

@@ -1,7 +1,7 @@
 // What the token backend's handlers need from the token store around them. The shard that serves
 // the request implements it, reaching other shards (a token's shard is a function of the token).
-import type { TokenRole } from '../../core/token-roles';
-import type { TokenEntry } from '../../core/tokens';
+import type { TokenRole } from '../../core/tokens/roles';
+import type { TokenEntry } from '../../core/tokens/entry';
 import type { LogicalRequest } from '../../framework/backend';
 
 export interface TokenMountConfig {

@@ -1,5 +1,5 @@
 // auth/token/revoke, revoke-self, revoke-accessor and revoke-orphan.
-import { BATCH_TOKEN_PREFIX } from '../../core/tokens';
+import { BATCH_TOKEN_PREFIX } from '../../core/tokens/entry';
 import type { PathDef } from '../../framework/backend';
 import { badRequest, permissionDenied } from '../../framework/errors';
 import type { TokenOps } from './ops';

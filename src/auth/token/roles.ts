@@ -1,7 +1,7 @@
 // auth/token/roles and roles/:role_name.
-import { parseCIDR } from '../../core/cidr';
-import { normalizePolicies } from '../../core/token-rules';
-import type { TokenRole } from '../../core/token-roles';
+import { parseCIDR } from '../../core/tokens/cidr';
+import { normalizePolicies } from '../../core/tokens/rules';
+import type { TokenRole } from '../../core/tokens/roles';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import type { PathDef } from '../../framework/backend';
 import { badRequest, notFound } from '../../framework/errors';

@@ -7,7 +7,7 @@
 
 import { toBase64 } from '../../crypto/encoding';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
-import type { TokenEntry } from '../tokens';
+import type { TokenEntry } from '../tokens/entry';
 
 const PREFIX = 'activity/';
 const RETENTION_KEY = 'activity-retention';

@@ -15,7 +15,7 @@ import { Keyring } from './keyring';
 import type { Physical } from './physical';
 import { SealError, type Seal } from './seal';
 import { combine, split, ShamirError } from './shamir';
-import { newRootToken, ROOT_TOKEN_LENGTH } from '../tokens';
+import { newRootToken, ROOT_TOKEN_LENGTH } from '../tokens/entry';
 import { decodeKeyShare } from './unseal-keys';
 import { BUILD_DATE, VERSION_STRING } from '../version';
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { ActivityLog, monthOf } from '../../../../src/core/activity/log';
 import { activityReport, monthsBetween } from '../../../../src/core/activity/report';
-import { rootTokenEntry, type TokenEntry } from '../../../../src/core/tokens';
+import { rootTokenEntry, type TokenEntry } from '../../../../src/core/tokens/entry';
 import { MemoryStorage } from '../../../../src/framework/storage';
 
 const token = (accessor: string, overrides: Partial<TokenEntry>): TokenEntry => ({ ...rootTokenEntry(accessor), ...overrides });

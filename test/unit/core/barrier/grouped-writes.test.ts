@@ -12,7 +12,7 @@ import { systemStub, tokenShardStub } from '../../../../src/rpc/stubs';
 import type { MountObject } from '../../../../durable-objects/mount';
 import type { TokenStoreObject } from '../../../../durable-objects/token-store';
 import type { WireRequest } from '../../../../src/pipeline/dispatch';
-import { newServiceToken, rootTokenEntry } from '../../../../src/core/tokens';
+import { newServiceToken, rootTokenEntry } from '../../../../src/core/tokens/entry';
 import { api, caller, initCluster } from '../../../helpers/api';
 
 /** Runs `fn` inside a fresh Durable Object with its SQLite physical layer. */

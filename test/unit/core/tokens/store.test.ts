@@ -1,9 +1,9 @@
 // How the token store writes: each change of a token is one atomic batch (so a token is never
 // stored without its accessor or expiry index), and random tokens skip the existence lookup.
 import { describe, expect, it } from 'vitest';
-import { TokenStore } from '../../../src/core/token-store';
-import { rootTokenEntry } from '../../../src/core/tokens';
-import { MemoryStorage, type StorageOp } from '../../../src/framework/storage';
+import { TokenStore } from '../../../../src/core/tokens/store';
+import { rootTokenEntry } from '../../../../src/core/tokens/entry';
+import { MemoryStorage, type StorageOp } from '../../../../src/framework/storage';
 
 class CountingStorage extends MemoryStorage {
   batches: StorageOp[][] = [];
@@ -101,7 +101,7 @@ describe('the expiry index', () => {
 
 describe('accessors', () => {
   it('are 24 base62 characters on their token\'s shard, and never repeat', async () => {
-    const { newAccessorFor, newServiceToken, shardFor } = await import('../../../src/core/tokens');
+    const { newAccessorFor, newServiceToken, shardFor } = await import('../../../../src/core/tokens/entry');
     const seen = new Set<string>();
     for (const shards of [1, 3, 4, 16]) {
       for (let i = 0; i < 500; i++) {

@@ -2,11 +2,11 @@
 // "hvb." + base64url(term (4 bytes) | AES-256-GCM(nonce | entry JSON | tag)). Any object holding
 // the keyring can validate one; rotation keeps old terms readable, so they stay valid.
 
-import { aesGcmOpen, aesGcmSeal } from '../crypto/aead';
-import { concatBytes, fromBase64, fromUtf8, toBase64Url, utf8 } from '../crypto/encoding';
-import type { KeyringSource } from './barrier/barrier';
-import type { Keyring } from './barrier/keyring';
-import { BATCH_TOKEN_PREFIX, type TokenEntry } from './tokens';
+import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
+import { concatBytes, fromBase64, fromUtf8, toBase64Url, utf8 } from '../../crypto/encoding';
+import type { KeyringSource } from '../barrier/barrier';
+import type { Keyring } from '../barrier/keyring';
+import { BATCH_TOKEN_PREFIX, type TokenEntry } from './entry';
 
 const AAD = utf8('coffer:batch-token');
 

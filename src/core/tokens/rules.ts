@@ -1,11 +1,11 @@
 // The rules of token creation and renewal (reference §3.3): policies, parentage, TTLs, batch and
 // periodic tokens. Pure functions over plain values; the token store persists what they decide.
 
-import type { RenewLimits } from '../framework/backend';
-import { badRequest } from '../framework/errors';
-import { formatGoDuration, formatRFC3339Nano } from '../framework/duration';
-import { roleAllowsPolicy, type TokenRole } from './token-roles';
-import type { TokenEntry } from './tokens';
+import type { RenewLimits } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import { formatGoDuration, formatRFC3339Nano } from '../../framework/duration';
+import { roleAllowsPolicy, type TokenRole } from './roles';
+import type { TokenEntry } from './entry';
 
 /** Policies no token may be given explicitly. */
 const RESERVED_POLICIES = ['response-wrapping', 'control-group'];

@@ -2,11 +2,11 @@
 // field schemas (with the deprecated aliases policies, bound_cidrs, ttl, max_ttl, period and
 // num_uses), parsing with Vault's rules, the read view and what a login hands the host.
 
-import { parseCIDR } from '../core/cidr';
-import { formatGoDuration } from '../framework/duration';
-import { badRequest } from '../framework/errors';
-import type { FieldData, FieldSchemas } from '../framework/fields';
-import type { LoginAuth } from '../framework/backend';
+import { parseCIDR } from '../../core/tokens/cidr';
+import { formatGoDuration } from '../../framework/duration';
+import { badRequest } from '../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../framework/fields';
+import type { LoginAuth } from '../../framework/backend';
 
 /** What a role stores about the tokens it issues. Durations are whole seconds. */
 export interface TokenParams {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TokenLeaseCache, type LeaseReply } from '../../../src/core/token-leases';
-import type { AuthContext } from '../../../src/framework/backend';
+import { TokenLeaseCache, type LeaseReply } from '../../../../src/core/tokens/leases';
+import type { AuthContext } from '../../../../src/framework/backend';
 
 const auth = (accessor: string): AuthContext => ({ accessor, policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service', boundCidrs: [] });
 const ok = (accessor: string, until: number, expireTime: number | null = null): LeaseReply => ({

@@ -1,9 +1,9 @@
 // Token formats, the persisted token entry, and how a token is presented to backends.
 
-import { toHex, utf8 } from '../crypto/encoding';
-import { randomBase62 } from '../crypto/random';
-import type { AuthContext } from '../framework/backend';
-import { formatRFC3339Nano } from '../framework/duration';
+import { toHex, utf8 } from '../../crypto/encoding';
+import { randomBase62 } from '../../crypto/random';
+import type { AuthContext } from '../../framework/backend';
+import { formatRFC3339Nano } from '../../framework/duration';
 
 export const SERVICE_TOKEN_PREFIX = 'hvs.';
 /** Root tokens are "hvs." + 24 base62 characters (28 in all), as sys/init and generate-root give. */

@@ -4,8 +4,8 @@
 // revoked, so a lease never outlives a revocation; the lease time only bounds how long a holder
 // that missed such a message (unreachable at the time) could go on trusting it.
 
-import type { AuthContext } from '../framework/backend';
-import { sealedError } from '../framework/errors';
+import type { AuthContext } from '../../framework/backend';
+import { sealedError } from '../../framework/errors';
 
 export interface LeaseGrant {
   auth: AuthContext;

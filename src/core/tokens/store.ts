@@ -6,11 +6,11 @@
 // so the cache is coherent, and it saves the HMAC, the read and the decryption on every request.
 // Memory holds nothing the keyring in the same memory would not already unlock.
 
-import { toHex, utf8 } from '../crypto/encoding';
-import { hmacSha256 } from '../crypto/hmac';
-import { randomBytes } from '../crypto/random';
-import { getJSON, putJSON, type BatchStorage, type Storage, type StorageOp } from '../framework/storage';
-import { newAccessorFor, rootTokenEntry, type TokenEntry } from './tokens';
+import { toHex, utf8 } from '../../crypto/encoding';
+import { hmacSha256 } from '../../crypto/hmac';
+import { randomBytes } from '../../crypto/random';
+import { getJSON, putJSON, type BatchStorage, type Storage, type StorageOp } from '../../framework/storage';
+import { newAccessorFor, rootTokenEntry, type TokenEntry } from './entry';
 
 const SALT_KEY = 'salt';
 /** Every stored token's entry lives below this key (counted for sys/internal/counters/tokens). */

@@ -5,14 +5,14 @@
 // revocation first deletes the token (so it can neither be used nor gain children), leaves a
 // `revoking/` marker, then walks children and leases; the shard's alarm resumes unfinished walks.
 
-import type { RenewLimits } from '../framework/backend';
-import { getJSON, putJSON, type Storage } from '../framework/storage';
-import { badRequest } from '../framework/errors';
-import { Mutex } from './mutex';
-import { DEFAULT_LEASE_MS, type LeaseReply } from './token-leases';
-import { renewTTL } from './token-rules';
-import { TokenStore, type StoredToken, type WrappedResponse } from './token-store';
-import { authContextFor, isWrappingEntry, shardFor, wrappingTokenEntry, type TokenEntry } from './tokens';
+import type { RenewLimits } from '../../framework/backend';
+import { getJSON, putJSON, type Storage } from '../../framework/storage';
+import { badRequest } from '../../framework/errors';
+import { Mutex } from '../mutex';
+import { DEFAULT_LEASE_MS, type LeaseReply } from './leases';
+import { renewTTL } from './rules';
+import { TokenStore, type StoredToken, type WrappedResponse } from './store';
+import { authContextFor, isWrappingEntry, shardFor, wrappingTokenEntry, type TokenEntry } from './entry';
 
 const HOLDERS = 'holders/';
 const REVOKING = 'revoking/';

@@ -2,13 +2,13 @@
 // keyring (their parent, if any, must still be valid); service tokens are validated under leases
 // from their shard. Bound CIDRs are checked against the client address on every request.
 
-import type { AuthContext } from '../framework/backend';
-import type { KeyringSource } from './barrier/barrier';
-import { decodeBatchToken } from './batch-tokens';
+import type { AuthContext } from '../../framework/backend';
+import type { KeyringSource } from '../barrier/barrier';
+import { decodeBatchToken } from './batch';
 import { allowedByCIDRs } from './cidr';
-import type { LeaseReply } from './token-leases';
-import { TokenLeaseCache } from './token-leases';
-import { authContextFor, BATCH_TOKEN_PREFIX } from './tokens';
+import type { LeaseReply } from './leases';
+import { TokenLeaseCache } from './leases';
+import { authContextFor, BATCH_TOKEN_PREFIX } from './entry';
 
 export interface ValidatorPorts {
   keys: KeyringSource;
