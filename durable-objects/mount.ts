@@ -6,7 +6,7 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import { authorizerFor } from '../src/pipeline/authorizer';
-import { AclCache } from '../src/core/acl-cache';
+import { AclCache } from '../src/core/acl/cache';
 import { IdentityCache } from '../src/core/identity-cache';
 import { clearNotice, identityLogin, identityViews, pendingNotice, type IdentityLoginInput, type IdentityView } from '../src/core/identity';
 import { CachedMountDirectory } from '../src/core/identity/mount-directory';

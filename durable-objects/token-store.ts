@@ -7,7 +7,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { tokenBackend } from '../src/auth/token';
 import type { Caller, TokenMountConfig, TokenOps } from '../src/auth/token/ops';
 import { authorizerFor } from '../src/pipeline/authorizer';
-import { AclCache } from '../src/core/acl-cache';
+import { AclCache } from '../src/core/acl/cache';
 import { IdentityCache } from '../src/core/identity-cache';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';

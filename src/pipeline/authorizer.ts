@@ -4,7 +4,7 @@
 import type { AuthContext } from '../framework/backend';
 import { permissionDenied } from '../framework/errors';
 import type { ACL } from '../core/acl/acl';
-import type { AclCache } from '../core/acl-cache';
+import type { AclCache } from '../core/acl/cache';
 import { anonymousAuthorizer, type Authorizer } from './dispatch';
 
 export function aclAuthorizer(acl: ACL, wrapTTL: number): Authorizer {

@@ -1,6 +1,6 @@
 // sys/policies/acl (and the legacy sys/policy), and sys/capabilities, -self and -accessor.
 
-import { canonicalPolicyName } from '../core/policy-store';
+import { canonicalPolicyName } from '../core/acl/policy-store';
 import type { PathDef } from '../framework/backend';
 import { badRequest, notFound } from '../framework/errors';
 import type { SystemServices } from './context';

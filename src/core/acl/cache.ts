@@ -4,11 +4,11 @@
 // With an IdentityCache, a token's entity adds its identity policies and template values, and a
 // disabled (or deleted) entity makes the token unusable, as in Vault.
 
-import type { AuthContext } from '../framework/backend';
-import { permissionDenied, sealedError } from '../framework/errors';
-import { ACL } from './acl/acl';
-import { parsePolicy, type Policy } from './acl/policy';
-import type { IdentityCache, IdentityView } from './identity-cache';
+import type { AuthContext } from '../../framework/backend';
+import { permissionDenied, sealedError } from '../../framework/errors';
+import { ACL } from './acl';
+import { parsePolicy, type Policy } from './policy';
+import type { IdentityCache, IdentityView } from '../identity-cache';
 
 const MAX_AGE_MS = 60_000;
 const LIMIT = 1_000;

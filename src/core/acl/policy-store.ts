@@ -1,9 +1,9 @@
 // ACL policies, stored in the SystemObject: named texts, validated on write. Every object that
-// authorises requests fetches texts from here and compiles them (src/core/acl-cache.ts).
+// authorises requests fetches texts from here and compiles them (src/core/acl/cache.ts).
 
-import { badRequest } from '../framework/errors';
-import { getJSON, putJSON, type Storage } from '../framework/storage';
-import { parsePolicy, PolicyError } from './acl/policy';
+import { badRequest } from '../../framework/errors';
+import { getJSON, putJSON, type Storage } from '../../framework/storage';
+import { parsePolicy, PolicyError } from './policy';
 import { DEFAULT_POLICY, IMMUTABLE_POLICIES, RESPONSE_WRAPPING_POLICY } from './builtin-policies';
 
 interface Stored {
