@@ -18,7 +18,7 @@ import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
 import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/pipeline/dispatch';
-import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts';
+import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
 import { Mutex } from '../src/core/mutex';
 import { TokenValidator } from '../src/core/tokens/validator';
 import { newServiceToken, shardFor } from '../src/core/tokens/entry';

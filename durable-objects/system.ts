@@ -4,8 +4,8 @@
 
 import { DurableObject } from 'cloudflare:workers';
 import { dispatch, relativePath, type WireRequest } from '../src/pipeline/dispatch';
-import { MountService } from '../src/core/mount-service';
-import { effectiveTTLs, findRoute, routePrefix, type RouteEntry } from '../src/core/mounts';
+import { MountService } from '../src/core/mounts/service';
+import { effectiveTTLs, findRoute, routePrefix, type RouteEntry } from '../src/core/mounts/table';
 import type { LeaseOp } from '../src/sys/leases';
 import type { KeyringWire } from '../src/core/barrier/keyring';
 import { sealFromSecret, type Seal } from '../src/core/barrier/seal';

@@ -36,7 +36,7 @@ import { RemoteKeyring } from './keyring-client';
 import { LATEST_ALARM, SqlPhysical } from './sqlite-physical';
 import { mountStub, systemStub, tokenShardStub } from '../src/rpc/stubs';
 import { wrapHook } from '../src/pipeline/wrapping';
-import { findRoute } from '../src/core/mounts';
+import { findRoute } from '../src/core/mounts/table';
 import type { WrapStore } from '../src/pipeline/wrapping';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */

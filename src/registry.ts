@@ -2,7 +2,7 @@
 
 import { identityBackend } from './core/identity';
 import type { MountDirectory } from './core/identity/types';
-import type { MountTypeInfo } from './core/mount-service';
+import type { MountTypeInfo } from './core/mounts/service';
 import type { Backend } from './framework/backend';
 import { TOKEN_UNAUTHENTICATED_PATHS } from './auth/token';
 import { cubbyholeBackend } from './engines/cubbyhole';

@@ -2,7 +2,7 @@
 import type { ActivityRecord } from '../core/activity/log';
 import type { AuditTable } from '../core/audit/table';
 import type { MetricsSnapshot } from '../core/metrics/registry';
-import type { MountService } from '../core/mount-service';
+import type { MountService } from '../core/mounts/service';
 import type { PolicyStore } from '../core/acl/policy-store';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';

@@ -3,7 +3,7 @@
 
 import { DEFAULT_RETENTION_MONTHS, monthOf } from '../core/activity/log';
 import { activityReport, DELETED_MOUNT, monthsBetween } from '../core/activity/report';
-import { findRoute } from '../core/mounts';
+import { findRoute } from '../core/mounts/table';
 import type { PathDef } from '../framework/backend';
 import { badRequest } from '../framework/errors';
 import { getJSON, putJSON } from '../framework/storage';

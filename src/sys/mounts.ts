@@ -1,7 +1,7 @@
 // sys/mounts, sys/auth (with tune), sys/remount.
 
-import type { EnableParams } from '../core/mount-service';
-import { mountInfo, tuneInfo, type MountTable } from '../core/mounts';
+import type { EnableParams } from '../core/mounts/service';
+import { mountInfo, tuneInfo, type MountTable } from '../core/mounts/table';
 import type { PathDef } from '../framework/backend';
 import { badRequest } from '../framework/errors';
 import type { FieldData, FieldSchemas } from '../framework/fields';

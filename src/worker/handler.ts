@@ -11,7 +11,7 @@
 import { mountStub, systemStub, tokenShardStub } from '../rpc/stubs';
 import { generateRsaPair } from '../crypto/rsa-keygen';
 import { relativePath, type PreparedRsaPair, type WireRequest } from '../pipeline/dispatch';
-import { findRoute, type RouteEntry } from '../core/mounts';
+import { findRoute, type RouteEntry } from '../core/mounts/table';
 import { shardFor } from '../core/tokens/entry';
 import type { WireResult } from '../rpc/wire';
 import { intVar, tokenShardCount, type Env } from '../rpc/env';

@@ -3,11 +3,11 @@
 // transaction). Mounts never nest, so a Worker with stale routes either misses a new mount (it
 // re-reads the routes) or reaches an object that answers "gone" (disabled, moved or tuned since).
 
-import { randomHex, randomUUID } from '../crypto/random';
-import { formatRFC3339Nano } from '../framework/duration';
-import { badRequest } from '../framework/errors';
-import { convertField, type FieldType } from '../framework/fields';
-import { getJSON, putJSON, type Storage } from '../framework/storage';
+import { randomHex, randomUUID } from '../../crypto/random';
+import { formatRFC3339Nano } from '../../framework/duration';
+import { badRequest } from '../../framework/errors';
+import { convertField, type FieldType } from '../../framework/fields';
+import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import {
   assertNoConflict,
   AUTH_TOKEN_TYPES,
@@ -21,8 +21,8 @@ import {
   type MountEntry,
   type MountTable,
   type RouteEntry,
-} from './mounts';
-import { Mutex } from './mutex';
+} from './table';
+import { Mutex } from '../mutex';
 
 const TABLES_KEY = 'core/mount-tables';
 const REMOUNT_PREFIX = 'core/remount/';

@@ -1,7 +1,7 @@
 // Mount tables: the model, path rules, and the JSON shapes of sys/mounts and sys/auth.
 
-import { badRequest } from '../framework/errors';
-import { BUILTIN_PLUGIN_VERSION } from './version';
+import { badRequest } from '../../framework/errors';
+import { BUILTIN_PLUGIN_VERSION } from '../version';
 
 export type MountTable = 'mounts' | 'auth';
 
