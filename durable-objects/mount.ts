@@ -14,7 +14,7 @@ import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier/barrier';
 import { GroupedWrites } from '../src/core/barrier/grouped-writes';
-import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases';
+import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases/mount-leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { countTokenCreation, RequestTimer } from '../src/core/metrics/requests';
 import { dispatch, isUnauthenticatedPath, relativePath, type MountContext, type WireRequest } from '../src/pipeline/dispatch';

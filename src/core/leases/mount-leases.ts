@@ -4,11 +4,11 @@
 // revoke handler; when that fails the lease stays, marked, and is retried with exponential backoff
 // — a lease is never dropped silently (only revoke-force drops one without the handler).
 
-import { randomBase62 } from '../crypto/random';
-import type { LeaseView, SecretType, IssuedSecret } from '../framework/backend';
-import { formatRFC3339Nano } from '../framework/duration';
-import { badRequest } from '../framework/errors';
-import { getJSON, putJSON, type Storage } from '../framework/storage';
+import { randomBase62 } from '../../crypto/random';
+import type { LeaseView, SecretType, IssuedSecret } from '../../framework/backend';
+import { formatRFC3339Nano } from '../../framework/duration';
+import { badRequest } from '../../framework/errors';
+import { getJSON, putJSON, type Storage } from '../../framework/storage';
 
 export interface LeaseRecord {
   id: string;
