@@ -2,7 +2,7 @@
 // for entity resolution at login. The mount's uuid comes from the SystemObject once (it never
 // changes) and is kept by this client; the identity object itself answers without an RPC.
 
-import type { IdentityLoginInput, IdentityLoginResult, IdentityView } from '../src/core/identity';
+import type { IdentityLoginInput, IdentityLoginResult, IdentityView } from '../src/engines/identity';
 import type { Env } from '../src/rpc/env';
 import { CofferError, sealedError } from '../src/framework/errors';
 import { mountStub, systemStub } from '../src/rpc/stubs';
@@ -44,7 +44,7 @@ export class IdentityClient {
   /** Entity views by id (null: no such entity); null while sealed. For an IdentityCache. */
   readonly views = async (ids: string[]): Promise<Record<string, IdentityView | null> | null> => (await this.endpoint()).identityViews(ids);
 
-  /** Finds or creates the entity behind a login (see src/core/identity/login.ts). */
+  /** Finds or creates the entity behind a login (see src/engines/identity/login.ts). */
   async login(input: IdentityLoginInput): Promise<IdentityLoginResult> {
     const reply = await (await this.endpoint()).identityLogin(input);
     if (!reply.ok) throw new CofferError(reply.status, reply.errors);

@@ -8,7 +8,7 @@ import { tokenBackend } from '../src/auth/token';
 import type { Caller, TokenMountConfig, TokenOps } from '../src/auth/token/ops';
 import { authorizerFor } from '../src/pipeline/authorizer';
 import { AclCache } from '../src/core/acl/cache';
-import { IdentityCache } from '../src/core/identity-cache';
+import { IdentityCache } from '../src/core/identity/cache';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { AuditTrail } from '../src/core/audit/trail';
 import { BarrierStorage } from '../src/core/barrier/barrier';

@@ -1,6 +1,6 @@
 // Every mount type Coffer knows: which table it belongs to, where it runs, and how to build it.
 
-import { identityBackend } from './core/identity';
+import { identityBackend } from './engines/identity';
 import type { MountDirectory } from './core/identity/types';
 import type { MountTypeInfo } from './core/mounts/service';
 import type { Backend } from './framework/backend';

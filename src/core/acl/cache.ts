@@ -8,7 +8,7 @@ import type { AuthContext } from '../../framework/backend';
 import { permissionDenied, sealedError } from '../../framework/errors';
 import { ACL } from './acl';
 import { parsePolicy, type Policy } from './policy';
-import type { IdentityCache, IdentityView } from '../identity-cache';
+import type { IdentityCache, IdentityView } from '../identity/cache';
 
 const MAX_AGE_MS = 60_000;
 const LIMIT = 1_000;

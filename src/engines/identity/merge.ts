@@ -7,7 +7,7 @@ import { CofferError, badRequest } from '../../framework/errors';
 import { formatRFC3339Nano } from '../../framework/duration';
 import { setEntityMembership } from './memberships';
 import type { IdentityStore } from './store';
-import type { AliasRecord, EntityRecord, MountDirectory } from './types';
+import type { AliasRecord, EntityRecord, MountDirectory } from '../../core/identity/types';
 
 export interface MergeInput {
   toEntityId: string;

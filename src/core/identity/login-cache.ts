@@ -3,7 +3,7 @@
 // object. An identity or policy change makes the SystemObject tell every object to clear it
 // (policiesChanged); entries also expire after a minute, bounding what a missed message leaves.
 
-import type { IdentityLoginInput, IdentityLoginResult } from './identity/types';
+import type { IdentityLoginInput, IdentityLoginResult } from './types';
 
 const MAX_AGE_MS = 60_000;
 const LIMIT = 1_000;

@@ -1,13 +1,13 @@
 // identity/group, group/id/:id, group/name/:name and their lists.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { deleteGroup, upsertGroup, type GroupInput } from './groups';
-import { IdentityStore } from './store';
-import type { GroupRecord, MountDirectory } from './types';
-import { groupData, groupList } from './views';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { deleteGroup, upsertGroup, type GroupInput } from '../groups';
+import { IdentityStore } from '../store';
+import type { GroupRecord, MountDirectory } from '../../../core/identity/types';
+import { groupData, groupList } from '../views';
 
 const groupFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the group. If set, updates the corresponding existing group.' },

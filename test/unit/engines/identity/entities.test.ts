@@ -1,9 +1,9 @@
 // Entities over an in-memory store: create/update by id or name, names case-insensitive, root
 // never assignable, metadata limits, deletion with aliases and memberships.
 import { describe, expect, it } from 'vitest';
-import { writeAlias } from '../../../../src/core/identity/aliases';
-import { batchDeleteEntities, deleteEntity, upsertEntity } from '../../../../src/core/identity/entities';
-import { upsertGroup } from '../../../../src/core/identity/groups';
+import { writeAlias } from '../../../../src/engines/identity/aliases';
+import { batchDeleteEntities, deleteEntity, upsertEntity } from '../../../../src/engines/identity/entities';
+import { upsertGroup } from '../../../../src/engines/identity/groups';
 import { dir, fresh, refusal, snapshot, takeNotice, USERPASS } from './fixtures';
 
 describe('creating entities', () => {

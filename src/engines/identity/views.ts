@@ -3,7 +3,7 @@
 
 import { entityGroups } from './memberships';
 import type { IdentityStore } from './store';
-import type { AliasRecord, EntityRecord, GroupAliasRecord, GroupRecord, IdentityView, MountDirectory } from './types';
+import type { AliasRecord, EntityRecord, GroupAliasRecord, GroupRecord, IdentityView, MountDirectory } from '../../core/identity/types';
 import { effectivePolicies } from './validate';
 
 /** Vault has namespaces; everything here lives in the root one. */

@@ -6,7 +6,7 @@ import { formatRFC3339Nano } from '../../framework/duration';
 import { randomUUID } from '../../crypto/random';
 import { setEntityMembership } from './memberships';
 import type { IdentityStore } from './store';
-import type { EntityRecord } from './types';
+import type { EntityRecord } from '../../core/identity/types';
 import { generateName, identityPolicies, validateMetadata } from './validate';
 
 export interface EntityInput {

@@ -2,9 +2,9 @@
 // updates by id or by mount accessor + name, moving between entities (or joining an entity that
 // already has aliases) only with sudo, deletion.
 import { describe, expect, it } from 'vitest';
-import { deleteAlias, writeAlias, type AliasInput } from '../../../../src/core/identity/aliases';
-import { upsertEntity } from '../../../../src/core/identity/entities';
-import type { IdentityStore } from '../../../../src/core/identity/store';
+import { deleteAlias, writeAlias, type AliasInput } from '../../../../src/engines/identity/aliases';
+import { upsertEntity } from '../../../../src/engines/identity/entities';
+import type { IdentityStore } from '../../../../src/engines/identity/store';
 import { dir, fresh, JWT, LOCAL, refusal, snapshot, takeNotice, USERPASS } from './fixtures';
 
 const input = (over: Partial<AliasInput>): AliasInput => ({ id: '', name: '', mountAccessor: '', canonicalId: '', sudo: false, ...over });

@@ -1,6 +1,6 @@
 // Shared setup for the identity unit tests: an in-memory store and a fixed auth mount table.
-import { pendingNotice } from '../../../../src/core/identity/store';
-import { IdentityStore } from '../../../../src/core/identity/store';
+import { pendingNotice } from '../../../../src/engines/identity/store';
+import { IdentityStore } from '../../../../src/engines/identity/store';
 import type { AuthMountInfo, MountDirectory } from '../../../../src/core/identity/types';
 import { CofferError } from '../../../../src/framework/errors';
 import { MemoryStorage } from '../../../../src/framework/storage';

@@ -1,13 +1,13 @@
 // identity/group-alias, group-alias/id/:id and its list.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { deleteGroupAlias, writeGroupAlias } from './group-aliases';
-import { IdentityStore } from './store';
-import type { MountDirectory } from './types';
-import { groupAliasData, groupAliasList } from './views';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { deleteGroupAlias, writeGroupAlias } from '../group-aliases';
+import { IdentityStore } from '../store';
+import type { MountDirectory } from '../../../core/identity/types';
+import { groupAliasData, groupAliasList } from '../views';
 
 const groupAliasFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the group alias.' },

@@ -15,7 +15,7 @@ import { badRequest } from '../../framework/errors';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { fromUtf8, utf8 } from '../../crypto/encoding';
 import { randomUUID } from '../../crypto/random';
-import type { AliasRecord, EntityRecord, GroupAliasRecord, GroupRecord } from './types';
+import type { AliasRecord, EntityRecord, GroupAliasRecord, GroupRecord } from '../../core/identity/types';
 
 const ENTITY = 'entity/';
 const ALIAS = 'entity-alias/';

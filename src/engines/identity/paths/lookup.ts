@@ -1,12 +1,12 @@
 // identity/lookup/entity and lookup/group: find one by id, name, alias id, or alias name and
 // mount accessor. Exactly one way must be given; no match is an empty (204) answer.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { badRequest } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { IdentityStore } from './store';
-import type { MountDirectory } from './types';
-import { entityData, groupData } from './views';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { IdentityStore } from '../store';
+import type { MountDirectory } from '../../../core/identity/types';
+import { entityData, groupData } from '../views';
 
 const lookupFields = (what: string): FieldSchemas => ({
   id: { type: 'string', description: `ID of the ${what}.` },

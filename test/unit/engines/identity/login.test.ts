@@ -2,11 +2,11 @@
 // alias's metadata current, and make the entity's external groups for the mount exactly those
 // named by the method (through existing group aliases only).
 import { describe, expect, it } from 'vitest';
-import { upsertEntity } from '../../../../src/core/identity/entities';
-import { writeGroupAlias } from '../../../../src/core/identity/group-aliases';
-import { upsertGroup } from '../../../../src/core/identity/groups';
-import { loginEntity } from '../../../../src/core/identity/login';
-import type { IdentityStore } from '../../../../src/core/identity/store';
+import { upsertEntity } from '../../../../src/engines/identity/entities';
+import { writeGroupAlias } from '../../../../src/engines/identity/group-aliases';
+import { upsertGroup } from '../../../../src/engines/identity/groups';
+import { loginEntity } from '../../../../src/engines/identity/login';
+import type { IdentityStore } from '../../../../src/engines/identity/store';
 import type { IdentityLoginInput } from '../../../../src/core/identity/types';
 import { dir, fresh, JWT, refusal, takeNotice, USERPASS } from './fixtures';
 

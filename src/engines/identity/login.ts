@@ -8,7 +8,7 @@ import { randomUUID } from '../../crypto/random';
 import { newEntity } from './entities';
 import { setEntityMembership } from './memberships';
 import type { IdentityStore } from './store';
-import type { AliasRecord, IdentityLoginInput, IdentityLoginResult } from './types';
+import type { AliasRecord, IdentityLoginInput, IdentityLoginResult } from '../../core/identity/types';
 import { entityView } from './views';
 
 const sameMap = (a: Record<string, string> | null, b: Record<string, string>): boolean => {

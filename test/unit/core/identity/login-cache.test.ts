@@ -1,8 +1,8 @@
 // Repeated logins that would change nothing skip the identity mount; anything different, a clear
 // (an identity or policy change) or age asks it again; a login that raced a clear is not kept.
 import { describe, expect, it } from 'vitest';
-import type { IdentityLoginInput, IdentityLoginResult } from '../../../src/core/identity/types';
-import { LoginIdentityCache } from '../../../src/core/login-identity-cache';
+import type { IdentityLoginInput, IdentityLoginResult } from '../../../../src/core/identity/types';
+import { LoginIdentityCache } from '../../../../src/core/identity/login-cache';
 
 const input = (over: Partial<IdentityLoginInput> = {}): IdentityLoginInput => ({
   mountAccessor: 'auth_jwt_1',

@@ -6,7 +6,7 @@ import { formatRFC3339Nano } from '../../framework/duration';
 import { randomUUID } from '../../crypto/random';
 import { setMemberGroups } from './memberships';
 import type { IdentityStore } from './store';
-import type { GroupRecord, GroupType } from './types';
+import type { GroupRecord, GroupType } from '../../core/identity/types';
 import { generateName, identityPolicies, validateMetadata } from './validate';
 
 export interface GroupInput {

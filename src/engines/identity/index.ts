@@ -5,16 +5,16 @@
 import type { Backend } from '../../framework/backend';
 import type { Storage } from '../../framework/storage';
 import { loginEntity } from './login';
-import { aliasPaths } from './paths-alias';
-import { entityPaths } from './paths-entity';
-import { groupAliasPaths } from './paths-group-alias';
-import { groupPaths } from './paths-group';
-import { lookupPaths } from './paths-lookup';
+import { aliasPaths } from './paths/entity-alias';
+import { entityPaths } from './paths/entity';
+import { groupAliasPaths } from './paths/group-alias';
+import { groupPaths } from './paths/group';
+import { lookupPaths } from './paths/lookup';
 import { IdentityStore } from './store';
-import type { IdentityLoginInput, IdentityLoginResult, IdentityView, MountDirectory } from './types';
+import type { IdentityLoginInput, IdentityLoginResult, IdentityView, MountDirectory } from '../../core/identity/types';
 import { entityViews } from './views';
 
-export type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView, MountDirectory } from './types';
+export type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView, MountDirectory } from '../../core/identity/types';
 export { clearNotice, pendingNotice } from './store';
 
 /** Merging hands one entity's logins and groups to another: sudo, as in Vault. */

@@ -1,12 +1,12 @@
 // What the identity store shows: Vault's response shapes, list key_info, and the view that
 // authorisation uses (identity policies, disabled, template values).
 import { describe, expect, it } from 'vitest';
-import { writeAlias } from '../../../../src/core/identity/aliases';
-import { upsertEntity } from '../../../../src/core/identity/entities';
-import { writeGroupAlias } from '../../../../src/core/identity/group-aliases';
-import { upsertGroup } from '../../../../src/core/identity/groups';
-import { loginEntity } from '../../../../src/core/identity/login';
-import { aliasData, aliasList, entityData, entityList, entityView, entityViews, groupAliasList, groupData, groupList } from '../../../../src/core/identity/views';
+import { writeAlias } from '../../../../src/engines/identity/aliases';
+import { upsertEntity } from '../../../../src/engines/identity/entities';
+import { writeGroupAlias } from '../../../../src/engines/identity/group-aliases';
+import { upsertGroup } from '../../../../src/engines/identity/groups';
+import { loginEntity } from '../../../../src/engines/identity/login';
+import { aliasData, aliasList, entityData, entityList, entityView, entityViews, groupAliasList, groupData, groupList } from '../../../../src/engines/identity/views';
 import { dir, fresh, JWT, USERPASS } from './fixtures';
 
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;

@@ -3,10 +3,10 @@
 // change makes the SystemObject tell every object to clear this cache (with the compiled ACLs);
 // entries are also re-fetched after a minute, bounding what a missed message could leave behind.
 
-import { sealedError } from '../framework/errors';
-import type { IdentityView } from './identity/types';
+import { sealedError } from '../../framework/errors';
+import type { IdentityView } from './types';
 
-export type { IdentityView } from './identity/types';
+export type { IdentityView } from './types';
 
 /** Views by entity id (null: no such entity); null altogether while the cluster is sealed. */
 export type IdentityViewFetch = (ids: string[]) => Promise<Record<string, IdentityView | null> | null>;

@@ -1,13 +1,13 @@
 // identity/entity-alias, entity-alias/id/:id and its list.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { deleteAlias, writeAlias } from './aliases';
-import { IdentityStore } from './store';
-import type { MountDirectory } from './types';
-import { aliasData, aliasList } from './views';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { deleteAlias, writeAlias } from '../aliases';
+import { IdentityStore } from '../store';
+import type { MountDirectory } from '../../../core/identity/types';
+import { aliasData, aliasList } from '../views';
 
 const aliasFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the entity alias. If set, updates the corresponding entity alias.' },

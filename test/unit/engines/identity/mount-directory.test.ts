@@ -1,7 +1,7 @@
 // The identity object's copy of the auth mount table: cached briefly, looked up again at once
 // for an accessor it does not know (an auth method enabled a moment ago), 503 while sealed.
 import { describe, expect, it } from 'vitest';
-import { CachedMountDirectory } from '../../../../src/core/identity/mount-directory';
+import { CachedMountDirectory } from '../../../../src/engines/identity/mount-directory';
 import type { AuthMountInfo } from '../../../../src/core/identity/types';
 import { CofferError } from '../../../../src/framework/errors';
 import { MOUNTS, USERPASS } from './fixtures';

@@ -1,11 +1,11 @@
 // Merging entities: aliases and group memberships move to the target, conflicts on a mount
 // accessor are refused unless the operator picks the alias to keep, and the sources disappear.
 import { describe, expect, it } from 'vitest';
-import { writeAlias } from '../../../../src/core/identity/aliases';
-import { upsertEntity } from '../../../../src/core/identity/entities';
-import { upsertGroup } from '../../../../src/core/identity/groups';
-import { mergeEntities, type MergeInput } from '../../../../src/core/identity/merge';
-import type { IdentityStore } from '../../../../src/core/identity/store';
+import { writeAlias } from '../../../../src/engines/identity/aliases';
+import { upsertEntity } from '../../../../src/engines/identity/entities';
+import { upsertGroup } from '../../../../src/engines/identity/groups';
+import { mergeEntities, type MergeInput } from '../../../../src/engines/identity/merge';
+import type { IdentityStore } from '../../../../src/engines/identity/store';
 import { CofferError } from '../../../../src/framework/errors';
 import { dir, fresh, JWT, refusal, snapshot, takeNotice, USERPASS } from './fixtures';
 

@@ -1,11 +1,11 @@
 // Groups and group aliases: create/update by id or name, types, member entities and groups on
 // both sides of a membership, loops refused, nested inheritance, deletion, group aliases.
 import { describe, expect, it } from 'vitest';
-import { upsertEntity } from '../../../../src/core/identity/entities';
-import { deleteGroupAlias, writeGroupAlias } from '../../../../src/core/identity/group-aliases';
-import { deleteGroup, upsertGroup, type GroupInput } from '../../../../src/core/identity/groups';
-import { entityGroups } from '../../../../src/core/identity/memberships';
-import type { IdentityStore } from '../../../../src/core/identity/store';
+import { upsertEntity } from '../../../../src/engines/identity/entities';
+import { deleteGroupAlias, writeGroupAlias } from '../../../../src/engines/identity/group-aliases';
+import { deleteGroup, upsertGroup, type GroupInput } from '../../../../src/engines/identity/groups';
+import { entityGroups } from '../../../../src/engines/identity/memberships';
+import type { IdentityStore } from '../../../../src/engines/identity/store';
 import { dir, fresh, JWT, LOCAL, refusal, snapshot, takeNotice, USERPASS } from './fixtures';
 
 const group = async (store: IdentityStore, name: string, extra: Parameters<typeof upsertGroup>[1] = {}) => (await upsertGroup(store, { name, ...extra })).group;

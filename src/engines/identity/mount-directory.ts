@@ -3,7 +3,7 @@
 // moment ago is usable at once; a disabled one may linger for at most the cache time.
 
 import { sealedError } from '../../framework/errors';
-import type { AuthMountInfo, MountDirectory } from './types';
+import type { AuthMountInfo, MountDirectory } from '../../core/identity/types';
 
 const MAX_AGE_MS = 5_000;
 

@@ -1,14 +1,14 @@
 // identity/entity, entity/id/:id, entity/name/:name, their lists, batch-delete and merge.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { batchDeleteEntities, deleteEntity, upsertEntity, type EntityInput } from './entities';
-import { mergeEntities } from './merge';
-import { IdentityStore } from './store';
-import type { EntityRecord, MountDirectory } from './types';
-import { entityData, entityList } from './views';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { batchDeleteEntities, deleteEntity, upsertEntity, type EntityInput } from '../entities';
+import { mergeEntities } from '../merge';
+import { IdentityStore } from '../store';
+import type { EntityRecord, MountDirectory } from '../../../core/identity/types';
+import { entityData, entityList } from '../views';
 
 const entityFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the entity. If set, updates the corresponding existing entity.' },

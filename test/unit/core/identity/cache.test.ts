@@ -3,7 +3,7 @@
 // entities refused, compiled ACLs keyed by entity and rebuilt when the view changes.
 import { describe, expect, it } from 'vitest';
 import { AclCache } from '../../../../src/core/acl/cache';
-import { IdentityCache, type IdentityView } from '../../../../src/core/identity-cache';
+import { IdentityCache, type IdentityView } from '../../../../src/core/identity/cache';
 import type { AuthContext } from '../../../../src/framework/backend';
 import { CofferError } from '../../../../src/framework/errors';
 

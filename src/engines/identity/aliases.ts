@@ -8,7 +8,7 @@ import { formatRFC3339Nano } from '../../framework/duration';
 import { randomUUID } from '../../crypto/random';
 import { newEntity } from './entities';
 import type { IdentityStore } from './store';
-import type { AliasRecord, EntityRecord, MountDirectory } from './types';
+import type { AliasRecord, EntityRecord, MountDirectory } from '../../core/identity/types';
 import { validateCustomMetadata } from './validate';
 
 export interface AliasInput {

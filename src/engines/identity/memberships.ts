@@ -5,7 +5,7 @@
 import { badRequest } from '../../framework/errors';
 import { formatRFC3339Nano } from '../../framework/duration';
 import type { IdentityStore } from './store';
-import type { GroupRecord } from './types';
+import type { GroupRecord } from '../../core/identity/types';
 
 export interface EntityGroups {
   /** Groups naming the entity as a member, sorted by id. */

@@ -7,7 +7,7 @@ import { formatRFC3339Nano } from '../../framework/duration';
 import { randomUUID } from '../../crypto/random';
 import { newGroup } from './groups';
 import type { IdentityStore } from './store';
-import type { GroupAliasRecord, GroupRecord, MountDirectory } from './types';
+import type { GroupAliasRecord, GroupRecord, MountDirectory } from '../../core/identity/types';
 
 export interface GroupAliasInput {
   /** Update this group alias (must exist). */
