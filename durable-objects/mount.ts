@@ -11,7 +11,7 @@ import { IdentityCache } from '../src/core/identity/cache';
 import { clearNotice, identityLogin, identityViews, pendingNotice, type IdentityLoginInput, type IdentityView } from '../src/engines/identity';
 import { CachedMountDirectory } from '../src/engines/identity/mount-directory';
 import type { AuditBroker } from '../src/core/audit/broker';
-import { AuditTrail } from '../src/core/audit/trail';
+import { AuditTrail } from '../src/pipeline/audit-trail';
 import { BarrierStorage } from '../src/core/barrier/barrier';
 import { GroupedWrites } from '../src/core/barrier/grouped-writes';
 import { LEASES_PREFIX, LeaseManager, leaseData } from '../src/core/leases/mount-leases';

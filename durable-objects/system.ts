@@ -32,7 +32,7 @@ import { storeWrapped } from '../src/pipeline/wrapping';
 import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
 import { UNAUDITED_SYS_PATHS } from '../src/core/audit/paths';
 import { AuditTable } from '../src/core/audit/table';
-import { AuditTrail } from '../src/core/audit/trail';
+import { AuditTrail } from '../src/pipeline/audit-trail';
 import { sendToDevice } from './audit';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';

@@ -10,7 +10,7 @@ import { authorizerFor } from '../src/pipeline/authorizer';
 import { AclCache } from '../src/core/acl/cache';
 import { IdentityCache } from '../src/core/identity/cache';
 import type { AuditBroker } from '../src/core/audit/broker';
-import { AuditTrail } from '../src/core/audit/trail';
+import { AuditTrail } from '../src/pipeline/audit-trail';
 import { BarrierStorage } from '../src/core/barrier/barrier';
 import { GroupedWrites } from '../src/core/barrier/grouped-writes';
 import { decodeBatchToken, encodeBatchToken } from '../src/core/tokens/batch';

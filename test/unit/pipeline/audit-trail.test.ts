@@ -1,14 +1,14 @@
 // The audit trail of a request through the pipeline (dispatch): what is logged when, and how a
 // failure to log refuses the request (fail-closed).
 import { describe, expect, it } from 'vitest';
-import { AuditBroker, type AuditDeviceRef } from '../../../../src/core/audit/broker';
-import type { AuditInput } from '../../../../src/core/audit/entry';
-import { AuditTrail } from '../../../../src/core/audit/trail';
-import { dispatch, type Authorizer, type MountContext, type WireRequest } from '../../../../src/pipeline/dispatch';
-import { utf8 } from '../../../../src/crypto/encoding';
-import type { AuthContext, Backend } from '../../../../src/framework/backend';
-import { CofferError, permissionDenied, sealedError } from '../../../../src/framework/errors';
-import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';
+import { AuditBroker, type AuditDeviceRef } from '../../../src/core/audit/broker';
+import type { AuditInput } from '../../../src/core/audit/entry';
+import { AuditTrail } from '../../../src/pipeline/audit-trail';
+import { dispatch, type Authorizer, type MountContext, type WireRequest } from '../../../src/pipeline/dispatch';
+import { utf8 } from '../../../src/crypto/encoding';
+import type { AuthContext, Backend } from '../../../src/framework/backend';
+import { CofferError, permissionDenied, sealedError } from '../../../src/framework/errors';
+import { MemoryStorage, StorageTransaction } from '../../../src/framework/storage';
 
 const auth: AuthContext = { accessor: 'acc', policies: ['app'], root: false, displayName: 'token', entityId: '', tokenType: 'service', boundCidrs: [], ttl: 600, issueTime: '2026-01-01T00:00:00Z', metadata: { k: 'v' } };
 const mount: MountContext = { mountPoint: 'toy/', mountType: 'toy', mountAccessor: 'toy_1', mountConfig: { defaultLeaseTTL: 60, maxLeaseTTL: 120 }, mountOptions: {} };

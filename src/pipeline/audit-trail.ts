@@ -4,11 +4,11 @@
 // no device records the request entry the handler never runs, and when none records the response
 // entry the client gets an internal error instead of the response (Vault's answers to both).
 
-import type { AuthContext, LogicalRequest, LogicalResponse } from '../../framework/backend';
-import { CofferError, multierror, RsaKeysNeeded } from '../../framework/errors';
-import type { DispatchHooks, MountContext, WireRequest } from '../../pipeline/dispatch';
-import type { AuditBroker, AuditDeviceRef } from './broker';
-import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from './entry';
+import type { AuthContext, LogicalRequest, LogicalResponse } from '../framework/backend';
+import { CofferError, multierror, RsaKeysNeeded } from '../framework/errors';
+import type { DispatchHooks, MountContext, WireRequest } from './dispatch';
+import type { AuditBroker, AuditDeviceRef } from '../core/audit/broker';
+import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from '../core/audit/entry';
 
 /** Vault: the request is refused with a 500 when it could not be audited... */
 export const requestNotAudited = (): CofferError => new CofferError(500, [multierror(['internal error'])]);
