@@ -6,7 +6,7 @@ import { DurableObject } from 'cloudflare:workers';
 import { dispatch, relativePath, type WireRequest } from '../src/pipeline/dispatch';
 import { MountService } from '../src/core/mounts/service';
 import { effectiveTTLs, findRoute, routePrefix, type RouteEntry } from '../src/core/mounts/table';
-import type { LeaseOp } from '../src/sys/leases';
+import type { LeaseOp } from '../src/sys/paths/leases';
 import type { KeyringWire } from '../src/core/barrier/keyring';
 import { sealFromSecret, type Seal } from '../src/core/barrier/seal';
 import { SealState } from '../src/core/barrier/seal-state';

@@ -7,7 +7,7 @@ import type { PolicyStore } from '../core/acl/policy-store';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
-import type { LeaseOp } from './leases';
+import type { LeaseOp } from './paths/leases';
 
 export interface SystemServices {
   core: SealState;

@@ -1,17 +1,18 @@
 // The system backend (mounted at sys/).
 import type { Backend } from '../framework/backend';
-import { toolPaths } from '../framework/tools';
-import { auditPaths } from './audit';
+import { auditPaths } from './paths/audit';
 import type { SystemServices } from './context';
-import { counterPaths } from './counters';
-import { leasePaths } from './leases';
-import { metricsPaths } from './metrics';
-import { mountPaths } from './mounts';
-import { capabilityPaths, policyPaths } from './policies';
-import { sealPaths } from './seal';
+import { counterPaths } from './paths/internal-counters';
+import { leasePaths } from './paths/leases';
+import { metricsPaths } from './paths/metrics';
+import { mountPaths } from './paths/mounts';
+import { capabilityPaths } from './paths/capabilities';
+import { policyPaths } from './paths/policies';
+import { sealPaths } from './paths/seal';
 import { SYS_SUDO_PATHS, SYS_UNAUTHENTICATED_PATHS } from './special-paths';
-import { uiMountPaths } from './ui-mounts';
-import { wrappingPaths } from './wrapping';
+import { uiMountPaths } from './paths/internal-ui-mounts';
+import { sysToolPaths } from './paths/tools';
+import { wrappingPaths } from './paths/wrapping';
 
 export function systemBackend(services: SystemServices): Backend {
   return {
@@ -27,7 +28,7 @@ export function systemBackend(services: SystemServices): Backend {
       ...auditPaths(services),
       ...metricsPaths(services),
       ...counterPaths(services),
-      ...toolPaths('tools/'),
+      ...sysToolPaths(),
     ],
     unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS,
     sudoPaths: SYS_SUDO_PATHS,

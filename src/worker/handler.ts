@@ -18,7 +18,7 @@ import { intVar, tokenShardCount, type Env } from '../rpc/env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';
 import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';
-import { INVALID_WRAPPING_TOKEN } from '../sys/wrapping';
+import { INVALID_WRAPPING_TOKEN } from '../sys/paths/wrapping';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';

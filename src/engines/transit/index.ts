@@ -14,7 +14,7 @@ import { keyPaths } from './keys';
 import { keysConfigPaths } from './keys-config';
 import { rotateDue } from './rotation';
 import { signPaths } from './sign';
-import { toolPaths } from '../../framework/tools';
+import { toolPaths } from '../../framework/tool-paths';
 
 /** What the server's configuration sets for transit mounts. */
 export interface TransitSettings {

@@ -1,13 +1,13 @@
 // sys/internal/counters: service tokens stored, and client counts (Vault's activity log) from the
 // clients the token-store shards record, with the activity configuration.
 
-import { DEFAULT_RETENTION_MONTHS, monthOf } from '../core/activity/log';
-import { activityReport, DELETED_MOUNT, monthsBetween } from '../core/activity/report';
-import { findRoute } from '../core/mounts/table';
-import type { PathDef } from '../framework/backend';
-import { badRequest } from '../framework/errors';
-import { getJSON, putJSON } from '../framework/storage';
-import type { SystemServices } from './context';
+import { DEFAULT_RETENTION_MONTHS, monthOf } from '../../core/activity/log';
+import { activityReport, DELETED_MOUNT, monthsBetween } from '../../core/activity/report';
+import { findRoute } from '../../core/mounts/table';
+import type { PathDef } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import { getJSON, putJSON } from '../../framework/storage';
+import type { SystemServices } from '../context';
 
 const CONFIG_KEY = 'core/activity-config';
 const DEFAULT_REPORT_MONTHS = 12;

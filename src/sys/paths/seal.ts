@@ -1,10 +1,10 @@
 // sys/init, seal-status, unseal, seal, health, leader, key-status, rotate, generate-root, decode-token.
 
-import { decodeToken } from '../core/barrier/seal-state';
-import type { PathDef } from '../framework/backend';
-import { badRequest } from '../framework/errors';
-import type { FieldSchemas } from '../framework/fields';
-import type { SystemServices } from './context';
+import { decodeToken } from '../../core/barrier/seal-state';
+import type { PathDef } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import type { FieldSchemas } from '../../framework/fields';
+import type { SystemServices } from '../context';
 
 const HEALTH_CODES: Record<string, number> = {
   activecode: 200,

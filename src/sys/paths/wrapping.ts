@@ -1,11 +1,11 @@
 // sys/wrapping/*: wrap arbitrary data, unwrap (once), look up and rewrap response-wrapping tokens.
 // The wrapped responses live with their tokens on the token-store shards.
 
-import type { LogicalRequest, LogicalResponse, PathDef } from '../framework/backend';
-import { badRequest } from '../framework/errors';
-import type { FieldData, FieldSchemas } from '../framework/fields';
-import { parseJson } from '../framework/json-numbers';
-import type { SystemServices } from './context';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../framework/fields';
+import { parseJson } from '../../framework/json-numbers';
+import type { SystemServices } from '../context';
 
 export const INVALID_WRAPPING_TOKEN = 'wrapping token is not valid or does not exist';
 

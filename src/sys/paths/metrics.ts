@@ -1,11 +1,11 @@
 // sys/metrics (Vault's telemetry, JSON or Prometheus text) and sys/host-info (what is true of the
 // Worker that serves the request). Both need a token with read on their path, as in Vault.
 
-import { prometheusText, PROMETHEUS_CONTENT_TYPE, vaultJson } from '../core/metrics/format';
-import type { PathDef } from '../framework/backend';
-import { formatRFC3339Nano } from '../framework/duration';
-import { badRequest } from '../framework/errors';
-import type { SystemServices } from './context';
+import { prometheusText, PROMETHEUS_CONTENT_TYPE, vaultJson } from '../../core/metrics/format';
+import type { PathDef } from '../../framework/backend';
+import { formatRFC3339Nano } from '../../framework/duration';
+import { badRequest } from '../../framework/errors';
+import type { SystemServices } from '../context';
 
 export function metricsPaths(s: SystemServices): PathDef[] {
   return [

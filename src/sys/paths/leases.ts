@@ -1,10 +1,10 @@
 // sys/leases/* (and the legacy sys/renew, sys/revoke, sys/revoke-prefix, sys/revoke-force):
 // each call goes to the object of the mount that issued the lease (the lease id's prefix).
 
-import type { LogicalResponse, PathDef } from '../framework/backend';
-import { badRequest, notFound } from '../framework/errors';
-import type { FieldSchemas } from '../framework/fields';
-import type { SystemServices } from './context';
+import type { LogicalResponse, PathDef } from '../../framework/backend';
+import { badRequest, notFound } from '../../framework/errors';
+import type { FieldSchemas } from '../../framework/fields';
+import type { SystemServices } from '../context';
 
 export type LeaseOp =
   | { op: 'lookup'; id: string }

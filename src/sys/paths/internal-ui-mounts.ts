@@ -1,10 +1,10 @@
 // sys/internal/ui/mounts: the mount listing the vault CLI and UI use to find KV versions.
 // Unauthenticated, but a token (when sent) widens what is shown.
 
-import { mountInfo, routePrefix } from '../core/mounts/table';
-import type { PathDef } from '../framework/backend';
-import { CofferError } from '../framework/errors';
-import type { SystemServices } from './context';
+import { mountInfo, routePrefix } from '../../core/mounts/table';
+import type { PathDef } from '../../framework/backend';
+import { CofferError } from '../../framework/errors';
+import type { SystemServices } from '../context';
 
 export function uiMountPaths(s: SystemServices): PathDef[] {
   return [

@@ -1,9 +1,9 @@
 // sys/audit (list, enable, disable audit devices) and sys/audit-hash (a device's HMAC of a value).
 // The sudo requirement on sys/audit and sys/audit/* comes from SYS_SUDO_PATHS.
 
-import type { PathDef } from '../framework/backend';
-import { badRequest } from '../framework/errors';
-import type { SystemServices } from './context';
+import type { PathDef } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import type { SystemServices } from '../context';
 
 export function auditPaths(s: SystemServices): PathDef[] {
   return [

@@ -1,11 +1,11 @@
 // sys/mounts, sys/auth (with tune), sys/remount.
 
-import type { EnableParams } from '../core/mounts/service';
-import { mountInfo, tuneInfo, type MountTable } from '../core/mounts/table';
-import type { PathDef } from '../framework/backend';
-import { badRequest } from '../framework/errors';
-import type { FieldData, FieldSchemas } from '../framework/fields';
-import type { SystemServices } from './context';
+import type { EnableParams } from '../../core/mounts/service';
+import { mountInfo, tuneInfo, type MountTable } from '../../core/mounts/table';
+import type { PathDef } from '../../framework/backend';
+import { badRequest } from '../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../framework/fields';
+import type { SystemServices } from '../context';
 
 const enableFields: FieldSchemas = {
   path: { type: 'string', description: 'Mount path.' },
