@@ -9,7 +9,7 @@ import { formatRFC3339Nano } from '../../framework/duration';
 import { badRequest } from '../../framework/errors';
 import type { Storage } from '../../framework/storage';
 import { buildChain } from './chain';
-import { templateAia } from './config-paths';
+import { templateAia } from './paths/config';
 import {
   issuersRevision,
   loadAllIssuers,

@@ -3,23 +3,23 @@
 // revocation, CRL rebuilds, tidy) runs inside its Mount DO, so none of them interleave.
 
 import type { Backend } from '../../framework/backend';
-import { configPaths } from './config-paths';
+import { configPaths } from './paths/config';
 import { crlConfigPaths } from './crl-config';
-import { crlPaths } from './crl-paths';
-import { fetchPaths } from './fetch';
-import { generatePaths } from './generate';
-import { importPaths } from './import';
-import { issuePaths } from './issue';
-import { issuerPaths } from './issuers';
-import { keyPaths } from './keys';
-import { ocspPaths } from './ocsp-path';
-import { pkiSecretType, revokePaths } from './revoke';
-import { rolePaths } from './roles';
-import { selfIssuedPaths } from './self-issued';
-import { signIntermediatePaths } from './sign-intermediate';
-import { signVerbatimPaths } from './sign-verbatim';
+import { crlPaths } from './paths/crl';
+import { fetchPaths } from './paths/fetch';
+import { generatePaths } from './paths/generate';
+import { importPaths } from './paths/import';
+import { issuePaths } from './paths/issue';
+import { issuerPaths } from './paths/issuers';
+import { keyPaths } from './paths/keys';
+import { ocspPaths } from './paths/ocsp';
+import { pkiSecretType, revokePaths } from './paths/revoke';
+import { rolePaths } from './paths/roles';
+import { selfIssuedPaths } from './paths/sign-self-issued';
+import { signIntermediatePaths } from './paths/sign-intermediate';
+import { signVerbatimPaths } from './paths/sign-verbatim';
 import { pkiPeriodic } from './tidy';
-import { tidyPaths } from './tidy-paths';
+import { tidyPaths } from './paths/tidy';
 
 /** Authority information anyone may read (Vault's PKI unauthenticated special paths). */
 export const PKI_UNAUTHENTICATED_PATHS = [

@@ -4,6 +4,7 @@
 
 import { domainToASCII } from 'node:url';
 import type { RoleEntry } from './role';
+import { parseOtherSans } from './other-sans';
 
 /** What the caller's token tells the name rules (token display name, identity for templates). */
 export interface NameContext {
@@ -227,27 +228,6 @@ export function commonNameAllowed(role: NameRole & Pick<RoleEntry, 'cnValidation
   if (!nameAllowed(role, ctx, cn)) return false;
   if (v.length === 0) return true;
   return cn.includes('@') ? v.includes('email') : v.includes('hostname');
-}
-
-/** `<oid>;UTF8:<value>` entries grouped by OID (values in order); throws with Vault's message. */
-export function parseOtherSans(list: readonly string[]): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const other of list) {
-    const semi = other.indexOf(';');
-    if (semi < 0) throw new Error(`expected a semicolon in other SAN ${JSON.stringify(other)}`);
-    const oid = other.slice(0, semi);
-    const rest = other.slice(semi + 1);
-    const colon = rest.indexOf(':');
-    if (colon < 0) throw new Error(`expected a colon in other SAN ${JSON.stringify(other)}`);
-    const type = rest.slice(0, colon).toLowerCase();
-    if (type !== 'utf8' && type !== 'utf-8') {
-      throw new Error(`only utf8 other SANs are supported; found non-supported type in other SAN ${JSON.stringify(other)}`);
-    }
-    const values = out.get(oid) ?? [];
-    values.push(rest.slice(colon + 1));
-    out.set(oid, values);
-  }
-  return out;
 }
 
 /** The first other SAN the role refuses: its OID (value '' when the OID itself is not allowed). */

@@ -11,7 +11,6 @@ import {
   disallowedOtherSan,
   firstDisallowedName,
   IdnaError,
-  parseOtherSans,
   serialNumberAllowed,
   toAsciiHostname,
   uriSanAllowed,
@@ -19,6 +18,7 @@ import {
   WILD_HOSTNAME_RE,
   type NameContext,
 } from './name-policy';
+import { parseOtherSans } from './other-sans';
 import type { RoleEntry } from './role';
 
 /** The name-related request fields of issue/sign (after the framework's coercion). */

@@ -6,7 +6,7 @@ import { formatGoDuration } from '../../framework/duration';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
-import { parseOtherSans } from './name-policy';
+import { parseOtherSans } from './other-sans';
 
 export interface RoleEntry {
   /** Seconds (0: the mount's default / maximum). */

@@ -23,7 +23,7 @@ import {
   rebuildDeltaCrls,
 } from '../../../../src/engines/pki/crl-store';
 import { addToDeltaLog, deltaLogSerials, loadPending, markCrlsStale, REVOKED_PREFIX, saveRevoked, type RevokedEntry } from '../../../../src/engines/pki/revoked-store';
-import { revokeCertificate } from '../../../../src/engines/pki/revoke';
+import { revokeCertificate } from '../../../../src/engines/pki/paths/revoke';
 import { ALL_USAGES, saveIssuer, saveIssuersConfig, saveKey, type IssuerEntry } from '../../../../src/engines/pki/store';
 
 const DAY = 86_400_000;

@@ -8,7 +8,6 @@ import {
   disallowedOtherSan,
   glob,
   nameAllowed,
-  parseOtherSans,
   resolveTemplate,
   serialNumberAllowed,
   toAsciiHostname,
@@ -16,6 +15,7 @@ import {
   userIdAllowed,
   type NameContext,
 } from '../../../../src/engines/pki/name-policy';
+import { parseOtherSans } from '../../../../src/engines/pki/other-sans';
 import { ROLE_FIELDS, roleFromWrite, validateRole, type RoleEntry } from '../../../../src/engines/pki/role';
 
 /** A role as POST roles/:name would store it from these fields (defaults for the rest). */

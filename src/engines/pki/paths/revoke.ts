@@ -4,22 +4,22 @@
 // stale; it never rebuilds a CRL itself, so it costs the same however many certificates are
 // already revoked. Issuer revocation is rare and rebuilds every CRL at once, as Vault does.
 
-import { parseCertificate, type ParsedCert } from '../../crypto/pki/certificate';
-import { parsePrivateKeyPem, publicKeyInfo, sameKey } from '../../crypto/pki/keys';
-import { normalizeSerial } from '../../crypto/pki/serial';
-import { pemBlocks } from '../../crypto/pem';
-import { bytesEqual, fromBase64, toBase64 } from '../../crypto/encoding';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef, type SecretType } from '../../framework/backend';
-import { formatRFC3339Nano } from '../../framework/duration';
-import { badRequest, CofferError, notFound } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import type { Storage } from '../../framework/storage';
-import { parsedIssuers, parseStoredCert, signerOf, signersOf } from './certs';
-import { loadCrlConfig } from './crl-config';
-import { rebuildCrlsOrFail, rebuildWarnings } from './crl-store';
+import { parseCertificate, type ParsedCert } from '../../../crypto/pki/certificate';
+import { parsePrivateKeyPem, publicKeyInfo, sameKey } from '../../../crypto/pki/keys';
+import { normalizeSerial } from '../../../crypto/pki/serial';
+import { pemBlocks } from '../../../crypto/pem';
+import { bytesEqual, fromBase64, toBase64 } from '../../../crypto/encoding';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef, type SecretType } from '../../../framework/backend';
+import { formatRFC3339Nano } from '../../../framework/duration';
+import { badRequest, CofferError, notFound } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import type { Storage } from '../../../framework/storage';
+import { parsedIssuers, parseStoredCert, signerOf, signersOf } from '../certs';
+import { loadCrlConfig } from '../crl-config';
+import { rebuildCrlsOrFail, rebuildWarnings } from '../crl-store';
 import { issuerResponse } from './issuers';
-import { addToDeltaLog, loadRevoked, markCrlsStale, revokedSerials, saveRevoked, type RevokedEntry } from './revoked-store';
-import { issuersConfig, loadAllIssuers, loadCert, resolveIssuerRef, saveCert, saveIssuer, type CertEntry } from './store';
+import { addToDeltaLog, loadRevoked, markCrlsStale, revokedSerials, saveRevoked, type RevokedEntry } from '../revoked-store';
+import { issuersConfig, loadAllIssuers, loadCert, resolveIssuerRef, saveCert, saveIssuer, type CertEntry } from '../store';
 
 /** Certificates expiring within this margin are not revoked (leases have one-second granularity). */
 const EXPIRY_MARGIN_MS = 2000;

@@ -1,14 +1,14 @@
 // issue/:role, issuer/:ref/issue/:role, sign/:role and issuer/:ref/sign/:role. The issuer is the
 // role's issuer_ref unless the path names one (ACLs can keep callers off the issuer/ paths).
 
-import { parseCsr } from '../../crypto/pki/csr';
-import { resolveKeyBits, type PkiKeyType } from '../../crypto/pki/keys';
-import { nameRegex, type LogicalRequest, type PathDef } from '../../framework/backend';
-import { badRequest } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { checkFormat } from './authority';
-import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS, ROLE_PATH_FIELD } from './leaf';
-import { loadRole, type RoleEntry } from './role';
+import { parseCsr } from '../../../crypto/pki/csr';
+import { resolveKeyBits, type PkiKeyType } from '../../../crypto/pki/keys';
+import { nameRegex, type LogicalRequest, type PathDef } from '../../../framework/backend';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { checkFormat } from '../authority';
+import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS, ROLE_PATH_FIELD } from '../leaf';
+import { loadRole, type RoleEntry } from '../role';
 
 // An issue reads its role twice (which key it will make, then the issue itself): once from storage.
 const rolesRead = new WeakMap<LogicalRequest, Map<string, RoleEntry | null>>();

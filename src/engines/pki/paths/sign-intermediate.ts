@@ -3,15 +3,15 @@
 // contributes only its key unless use_csr_values; NotAfter is cut to the issuer's own unless
 // enforce_leaf_not_after_behavior defers to the issuer's leaf_not_after_behavior.
 
-import { buildCertificate, parseCertificate, type CertTemplate, type ParsedCert } from '../../crypto/pki/certificate';
-import { parseCsr } from '../../crypto/pki/csr';
-import { publicKeyInfo, subjectKeyId } from '../../crypto/pki/keys';
-import { randomSerial } from '../../crypto/pki/serial';
-import { fromHex, toBase64 } from '../../crypto/encoding';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { badRequest, CofferError } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { applyNotAfterBehavior, checkFormat, issuerSigner, signingIssuer, storeIssued, type SigningIssuer } from './authority';
+import { buildCertificate, parseCertificate, type CertTemplate, type ParsedCert } from '../../../crypto/pki/certificate';
+import { parseCsr } from '../../../crypto/pki/csr';
+import { publicKeyInfo, subjectKeyId } from '../../../crypto/pki/keys';
+import { randomSerial } from '../../../crypto/pki/serial';
+import { fromHex, toBase64 } from '../../../crypto/encoding';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
+import { badRequest, CofferError } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { applyNotAfterBehavior, checkFormat, issuerSigner, signingIssuer, storeIssued, type SigningIssuer } from '../authority';
 import {
   CA_ISSUE_FIELDS,
   CA_NAME_FIELDS,
@@ -23,8 +23,8 @@ import {
   EMPTY_SUBJECT_WARNING,
   requestedValidity,
 } from './generate';
-import { NO_AIA_WARNING } from './config-paths';
-import type { IssuerUsage } from './store';
+import { NO_AIA_WARNING } from './config';
+import type { IssuerUsage } from '../store';
 
 /** The signing issuer, with Vault's wrapping of lookup failures. */
 export async function caForSigning(req: LogicalRequest, ref: string, usage: IssuerUsage = 'issuing-certificates'): Promise<SigningIssuer> {

@@ -2,14 +2,14 @@
 // an implicit permissive role (reference §1.3). A named role only contributes ttl, max_ttl,
 // generate_lease, no_store, its issuer and not_before_duration. Never a CA certificate.
 
-import { parseCsr } from '../../crypto/pki/csr';
-import { nameRegex, type LogicalRequest, type PathDef } from '../../framework/backend';
-import { badRequest } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { checkFormat } from './authority';
+import { parseCsr } from '../../../crypto/pki/csr';
+import { nameRegex, type LogicalRequest, type PathDef } from '../../../framework/backend';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { checkFormat } from '../authority';
 import { namedRole } from './issue';
-import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS } from './leaf';
-import { DEFAULT_KEY_USAGE, isOid, permissiveRole, type RoleEntry } from './role';
+import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS } from '../leaf';
+import { DEFAULT_KEY_USAGE, isOid, permissiveRole, type RoleEntry } from '../role';
 
 /** The implicit role: any name, any key, CSR values, `*` for other SANs, serials, URIs, user ids. */
 export function verbatimRole(f: FieldData, role: RoleEntry | null): RoleEntry {

@@ -3,20 +3,20 @@
 // from the stored CRL, honouring If-Modified-Since against the CRL's build time. Coffer has no
 // cross-cluster revocations, so the unified CRLs are the local ones.
 
-import { buildCrl, parseCrl, type CrlEntry, type ParsedCrl } from '../../crypto/pki/crl';
-import { subjectKeyId, verifySignature } from '../../crypto/pki/keys';
-import { serialFromBytes } from '../../crypto/pki/serial';
-import { pemBlocks, toPem } from '../../crypto/pem';
-import { fromHex, toBase64 } from '../../crypto/encoding';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { DurationError, parseDurationSeconds } from '../../framework/duration';
-import { badRequest, CofferError, notFound } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { signingIssuer, type SigningIssuer } from './authority';
-import { crlIdOf, crlSigner, freshenCrls, readCrl, rebuildWarnings, rotateCrls, rotateDeltaCrls, type CrlKind } from './crl-store';
-import { loadCrlConfig } from './crl-config';
-import { httpDate, notModifiedSince } from './not-modified';
-import { findIssuer, resolveIssuerRef, type IssuerEntry } from './store';
+import { buildCrl, parseCrl, type CrlEntry, type ParsedCrl } from '../../../crypto/pki/crl';
+import { subjectKeyId, verifySignature } from '../../../crypto/pki/keys';
+import { serialFromBytes } from '../../../crypto/pki/serial';
+import { pemBlocks, toPem } from '../../../crypto/pem';
+import { fromHex, toBase64 } from '../../../crypto/encoding';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
+import { DurationError, parseDurationSeconds } from '../../../framework/duration';
+import { badRequest, CofferError, notFound } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { signingIssuer, type SigningIssuer } from '../authority';
+import { crlIdOf, crlSigner, freshenCrls, readCrl, rebuildWarnings, rotateCrls, rotateDeltaCrls, type CrlKind } from '../crl-store';
+import { loadCrlConfig } from '../crl-config';
+import { httpDate, notModifiedSince } from '../not-modified';
+import { findIssuer, resolveIssuerRef, type IssuerEntry } from '../store';
 
 const DER_TYPE = 'application/pkix-crl';
 const PEM_TYPE = 'application/x-pem-file';

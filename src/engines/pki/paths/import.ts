@@ -4,18 +4,18 @@
 // their DER; a new key is linked to key-less issuers holding its public key, a new issuer to the
 // key matching its certificate. The first issuer with a key (and the first key) become defaults.
 
-import { parseCertificate, type ParsedCert } from '../../crypto/pki/certificate';
-import { parsePrivateKeyPem, sameKey, type PkiKey } from '../../crypto/pki/keys';
-import { fromBase64, toBase64 } from '../../crypto/encoding';
-import { pemMatches, toPem } from '../../crypto/pem';
-import { randomUUID } from '../../crypto/random';
-import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
-import { badRequest, CofferError } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import type { Storage } from '../../framework/storage';
-import { keyFromEntry } from './authority';
-import { aiaEmpty, hasDefaultIssuer, NO_AIA_WARNING, setDefaultIssuer } from './config-paths';
-import { markCrlsStale } from './revoked-store';
+import { parseCertificate, type ParsedCert } from '../../../crypto/pki/certificate';
+import { parsePrivateKeyPem, sameKey, type PkiKey } from '../../../crypto/pki/keys';
+import { fromBase64, toBase64 } from '../../../crypto/encoding';
+import { pemMatches, toPem } from '../../../crypto/pem';
+import { randomUUID } from '../../../crypto/random';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
+import { badRequest, CofferError } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import type { Storage } from '../../../framework/storage';
+import { keyFromEntry } from '../authority';
+import { aiaEmpty, hasDefaultIssuer, NO_AIA_WARNING, setDefaultIssuer } from './config';
+import { markCrlsStale } from '../revoked-store';
 import {
   ALL_USAGES,
   issuersConfig,
@@ -29,7 +29,7 @@ import {
   urlsConfig,
   type IssuerEntry,
   type KeyEntry,
-} from './store';
+} from '../store';
 
 // ---- PEM bundles ----
 

@@ -1,11 +1,11 @@
 // tidy, tidy-status, tidy-cancel and config/auto-tidy (reference §1.12). The work itself runs in
 // the mount's periodic work (tidy.ts); these paths start, stop, show and schedule it.
 
-import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
-import { DurationError, formatGoDuration, parseDurationSeconds } from '../../framework/duration';
-import { badRequest } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { toHex, utf8 } from '../../crypto/encoding';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
+import { DurationError, formatGoDuration, parseDurationSeconds } from '../../../framework/duration';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { toHex, utf8 } from '../../../crypto/encoding';
 import {
   ANY_TIDY_CONFIG,
   anyTidyEnabled,
@@ -22,7 +22,7 @@ import {
   autoTidyData,
   type TidyParams,
   type TidyRun,
-} from './tidy';
+} from '../tidy';
 
 const bool = (description: string) => ({ type: 'bool', description }) as const;
 

@@ -2,10 +2,10 @@
 // config/keys, config/urls and config/cluster; plus the AIA URL checks and templating that issuer
 // updates and CA generation share.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { badRequest, CofferError, notFound } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import type { Storage } from '../../framework/storage';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { badRequest, CofferError, notFound } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import type { Storage } from '../../../framework/storage';
 import {
   clusterConfig,
   emptyAia,
@@ -23,7 +23,7 @@ import {
   storedUrlsConfig,
   type AiaUrls,
   type IssuerEntry,
-} from './store';
+} from '../store';
 
 // ---- AIA URLs ----
 

@@ -1,16 +1,16 @@
 // The mount's issuers (reference §1.6): LIST issuers, issuer/:issuer_ref read, replace (POST),
 // merge-patch (PATCH) and delete, and DELETE root. Revoking an issuer is revoke.ts's.
 
-import { parseCertificate, verifySignedBy, type ParsedCert } from '../../crypto/pki/certificate';
-import { GO_SIGNATURE_ALGORITHMS, publicKeyInfo, signerForGoName } from '../../crypto/pki/keys';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { badRequest, notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import type { Storage } from '../../framework/storage';
-import { caChain, keyFromEntry } from './authority';
-import { AIA_LISTS, aiaEmpty, checkAiaUrls, templatingWarning } from './config-paths';
-import { markCrlsStale } from './revoked-store';
-import { listRoles, loadRole } from './role';
+import { parseCertificate, verifySignedBy, type ParsedCert } from '../../../crypto/pki/certificate';
+import { GO_SIGNATURE_ALGORITHMS, publicKeyInfo, signerForGoName } from '../../../crypto/pki/keys';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import type { Storage } from '../../../framework/storage';
+import { caChain, keyFromEntry } from '../authority';
+import { AIA_LISTS, aiaEmpty, checkAiaUrls, templatingWarning } from './config';
+import { markCrlsStale } from '../revoked-store';
+import { listRoles, loadRole } from '../role';
 import {
   ALL_USAGES,
   checkIssuerName,
@@ -31,7 +31,7 @@ import {
   type IssuerEntry,
   type IssuerUsage,
   type LeafNotAfterBehavior,
-} from './store';
+} from '../store';
 
 const NAME_RE = /^\w(?:[\w.-]*\w)?$/;
 const PSS_WARNING =

@@ -5,26 +5,26 @@
 // (key_ref names a key of the mount) or kms (managed keys: refused for now). Also the request
 // handling a CA certificate shares with sign-intermediate: names, validity, path length, usages.
 
-import { buildCertificate, parseCertificate, type CertTemplate, type ParsedCert } from '../../crypto/pki/certificate';
-import { buildCsr } from '../../crypto/pki/csr';
-import { encodePrivateKey, generateKey, resolveKeyBits, signerFor, subjectKeyId, type PkiKey } from '../../crypto/pki/keys';
-import { randomSerial } from '../../crypto/pki/serial';
-import { toBase64 } from '../../crypto/encoding';
-import { toPem } from '../../crypto/pem';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { badRequest, CofferError } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import type { Storage } from '../../framework/storage';
-import { checkFormat, keyFromEntry, storeIssued, type CertFormat } from './authority';
-import { aiaEmpty, NO_AIA_WARNING, setDefaultIssuer, templateAia } from './config-paths';
+import { buildCertificate, parseCertificate, type CertTemplate, type ParsedCert } from '../../../crypto/pki/certificate';
+import { buildCsr } from '../../../crypto/pki/csr';
+import { encodePrivateKey, generateKey, resolveKeyBits, signerFor, subjectKeyId, type PkiKey } from '../../../crypto/pki/keys';
+import { randomSerial } from '../../../crypto/pki/serial';
+import { toBase64 } from '../../../crypto/encoding';
+import { toPem } from '../../../crypto/pem';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
+import { badRequest, CofferError } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import type { Storage } from '../../../framework/storage';
+import { checkFormat, keyFromEntry, storeIssued, type CertFormat } from '../authority';
+import { aiaEmpty, NO_AIA_WARNING, setDefaultIssuer, templateAia } from './config';
 import { importIssuer, importKey } from './import';
 import { requestedKeyName } from './keys';
-import { nameRequest } from './leaf';
-import { leafNames, type LeafNames } from './request-policy';
-import { markCrlsStale } from './revoked-store';
-import { notAfterFrom, permissiveRole, type RoleEntry } from './role';
-import { checkIssuerName, emptyAia, findIssuer, issuersConfig, resolveKeyRef, saveIssuer, urlsConfig, type AiaUrls } from './store';
-import type { ParsedCsr } from '../../crypto/pki/csr';
+import { nameRequest } from '../leaf';
+import { leafNames, type LeafNames } from '../request-policy';
+import { markCrlsStale } from '../revoked-store';
+import { notAfterFrom, permissiveRole, type RoleEntry } from '../role';
+import { checkIssuerName, emptyAia, findIssuer, issuersConfig, resolveKeyRef, saveIssuer, urlsConfig, type AiaUrls } from '../store';
+import type { ParsedCsr } from '../../../crypto/pki/csr';
 
 const NAME_RE = /^\w(?:[\w.-]*\w)?$/;
 

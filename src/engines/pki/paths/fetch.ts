@@ -4,15 +4,15 @@
 // authenticated LIST certs. Raw reads answer with the certificate bytes (204 when there is none) and
 // honour If-Modified-Since (304) using the issuer's last modification time.
 
-import { certPem, parseCertificate } from '../../crypto/pki/certificate';
-import { fromBase64 } from '../../crypto/encoding';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { notFound } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { caChain } from './authority';
-import { httpDate, notModifiedSince } from './not-modified';
-import { loadRevoked } from './revoked-store';
-import { CERTS_PREFIX, findIssuer, loadCert, resolveIssuerRef, type IssuerEntry } from './store';
+import { certPem, parseCertificate } from '../../../crypto/pki/certificate';
+import { fromBase64 } from '../../../crypto/encoding';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
+import { notFound } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { caChain } from '../authority';
+import { httpDate, notModifiedSince } from '../not-modified';
+import { loadRevoked } from '../revoked-store';
+import { CERTS_PREFIX, findIssuer, loadCert, resolveIssuerRef, type IssuerEntry } from '../store';
 
 const DER_TYPE = 'application/pkix-cert';
 const PEM_TYPE = 'application/pem-certificate-chain';

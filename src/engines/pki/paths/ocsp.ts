@@ -3,16 +3,16 @@
 // status: 200 good/revoked/unknown, 400 malformedRequest, 401 unauthorized (OCSP disabled, no
 // issuer allowed to sign), 500 internalError. Responses are signed by the issuer itself.
 
-import { buildOcspResponse, certIdMatches, ocspErrorResponse, parseOcspRequest, responderKeyHash, type OcspCertId } from '../../crypto/pki/ocsp';
-import { signerFor, signerForGoName } from '../../crypto/pki/keys';
-import { fromBase64 } from '../../crypto/encoding';
-import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
-import type { FieldData } from '../../framework/fields';
-import { keyFromEntry } from './authority';
-import { parsedIssuers, type IssuerCert } from './certs';
-import { crlDurations, loadCrlConfig } from './crl-config';
-import { loadRevoked } from './revoked-store';
-import { issuersConfig, loadAllIssuers, loadCert, loadKey } from './store';
+import { buildOcspResponse, certIdMatches, ocspErrorResponse, parseOcspRequest, responderKeyHash, type OcspCertId } from '../../../crypto/pki/ocsp';
+import { signerFor, signerForGoName } from '../../../crypto/pki/keys';
+import { fromBase64 } from '../../../crypto/encoding';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
+import type { FieldData } from '../../../framework/fields';
+import { keyFromEntry } from '../authority';
+import { parsedIssuers, type IssuerCert } from '../certs';
+import { crlDurations, loadCrlConfig } from '../crl-config';
+import { loadRevoked } from '../revoked-store';
+import { issuersConfig, loadAllIssuers, loadCert, loadKey } from '../store';
 
 const CONTENT_TYPE = 'application/ocsp-response';
 /** Requests this big or bigger are refused (a normal request is under 100 bytes). */

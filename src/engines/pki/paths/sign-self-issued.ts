@@ -3,12 +3,12 @@
 // issuer DN, the authority key id and the distribution points change; everything else of the
 // submitted certificate (serial, subject, validity, key, extensions) is kept. Nothing is stored.
 
-import { buildCertificate, certPem, parseCertificates, type CertTemplate, type ParsedCert } from '../../crypto/pki/certificate';
-import { publicKeyInfo, signerFor, signerForGoName, subjectKeyId, type PkiKeyType, type Signer } from '../../crypto/pki/keys';
-import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../framework/backend';
-import { badRequest, CofferError } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import type { SigningIssuer } from './authority';
+import { buildCertificate, certPem, parseCertificates, type CertTemplate, type ParsedCert } from '../../../crypto/pki/certificate';
+import { publicKeyInfo, signerFor, signerForGoName, subjectKeyId, type PkiKeyType, type Signer } from '../../../crypto/pki/keys';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
+import { badRequest, CofferError } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import type { SigningIssuer } from '../authority';
 import { caForSigning } from './sign-intermediate';
 
 /** Extensions the signing issuer replaces (AKID, AIA, CRL distribution points, freshest CRL). */

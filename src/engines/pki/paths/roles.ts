@@ -1,11 +1,11 @@
 // roles/ (LIST) and roles/:name (GET, POST, PATCH, DELETE). A write answers with the role as read
 // back, plus Vault's warnings (generate_lease, an issuer_ref that resolves to nothing yet).
 
-import { nameRegex, type LogicalRequest, type PathDef } from '../../framework/backend';
-import { badRequest, notFound } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { deleteRole, listRoles, loadRole, roleFromWrite, roleView, ROLE_FIELDS, saveRole, validateRole, type RoleEntry } from './role';
-import { findIssuer } from './store';
+import { nameRegex, type LogicalRequest, type PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { deleteRole, listRoles, loadRole, roleFromWrite, roleView, ROLE_FIELDS, saveRole, validateRole, type RoleEntry } from '../role';
+import { findIssuer } from '../store';
 
 /** Vault warns (but stores the role) when its issuer_ref does not resolve today. */
 async function issuerWarnings(req: LogicalRequest, role: RoleEntry): Promise<string[]> {

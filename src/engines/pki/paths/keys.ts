@@ -1,12 +1,12 @@
 // The mount's issuer keys (reference §1.7): LIST keys, key/:key_ref (read, rename, delete) and
 // keys/import. Private key material is never returned after creation.
 
-import { parsePrivateKeyPem, subjectKeyId } from '../../crypto/pki/keys';
-import { fromBase64, toHex } from '../../crypto/encoding';
-import { nameRegex, type LogicalRequest, type PathDef } from '../../framework/backend';
-import { badRequest, notFound } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import type { Storage } from '../../framework/storage';
+import { parsePrivateKeyPem, subjectKeyId } from '../../../crypto/pki/keys';
+import { fromBase64, toHex } from '../../../crypto/encoding';
+import { nameRegex, type LogicalRequest, type PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import type { Storage } from '../../../framework/storage';
 import { importKey, pemItems, TOO_SHORT } from './import';
 import {
   checkKeyName,
@@ -18,7 +18,7 @@ import {
   saveKey,
   saveKeysConfig,
   type KeyEntry,
-} from './store';
+} from '../store';
 
 const NAME_RE = /^\w(?:[\w.-]*\w)?$/;
 
