@@ -2,12 +2,12 @@
 // roles, and tidying. Handlers run in the caller's token-store shard (see ops.ts).
 import type { Backend } from '../../framework/backend';
 import { notFound } from '../../framework/errors';
-import { createPaths } from './create';
-import { lookupPaths } from './lookup';
+import { createPaths } from './paths/create';
+import { lookupPaths } from './paths/lookup';
 import type { TokenOps } from './ops';
-import { renewPaths } from './renew';
-import { revokePaths } from './revoke';
-import { rolePaths } from './roles';
+import { renewPaths } from './paths/renew';
+import { revokePaths } from './paths/revoke';
+import { rolePaths } from './paths/roles';
 
 export const TOKEN_UNAUTHENTICATED_PATHS: string[] = [];
 /** Paths that need sudo in addition to the operation's capability (reference §4.6). */

@@ -4,16 +4,16 @@
 
 import type { Backend } from '../../framework/backend';
 import { DEFAULT_BATCH_CPU_BUDGET_MS } from './batch-cost';
-import { backupPaths } from './backup';
-import { certificatePaths } from './certificates';
-import { encryptPaths } from './encrypt';
-import { exportPaths } from './export';
-import { hmacPaths } from './hmac';
-import { importPaths } from './import';
-import { keyPaths } from './keys';
-import { keysConfigPaths } from './keys-config';
+import { backupPaths } from './paths/backup';
+import { certificatePaths } from './paths/certificates';
+import { encryptPaths } from './paths/encrypt';
+import { exportPaths } from './paths/export';
+import { hmacPaths } from './paths/hmac';
+import { importPaths } from './paths/import';
+import { keyPaths } from './paths/keys';
+import { keysConfigPaths } from './paths/config';
 import { rotateDue } from './rotation';
-import { signPaths } from './sign';
+import { signPaths } from './paths/sign';
 import { toolPaths } from '../../framework/tool-paths';
 
 /** What the server's configuration sets for transit mounts. */

@@ -2,7 +2,7 @@
 // their auto_rotate_period get a new version. Idempotent: a key rotated once is not due again.
 
 import type { Storage } from '../../framework/storage';
-import { rotated } from './keys';
+import { rotated } from './paths/keys';
 import { listPolicies, loadPolicy, savePolicy } from './store';
 
 /** Rotates every due key; returns when the next one is due (ms), or null. */

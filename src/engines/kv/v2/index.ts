@@ -4,16 +4,16 @@
 
 import type { Backend, Handler } from '../../../framework/backend';
 import type { Storage } from '../../../framework/storage';
-import { configPath } from './config';
+import { configPath } from './paths/config';
 import { ConfigCache } from './config-cache';
 import type { Kv2Context } from './context';
-import { dataPath } from './data';
-import { invalidPath } from './invalid';
-import { metadataPath } from './metadata';
-import { subkeysPath } from './subkeys';
+import { dataPath } from './paths/data';
+import { invalidPath } from './paths/invalid';
+import { metadataPath } from './paths/metadata';
+import { subkeysPath } from './paths/subkeys';
 import { sweepDue } from './timers';
 import { UpgradeGate } from './upgrade';
-import { versionPaths } from './versions';
+import { versionPaths } from './paths/versions';
 
 export function kvV2Backend(): Backend {
   const upgrade = new UpgradeGate();

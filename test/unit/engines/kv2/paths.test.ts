@@ -2,7 +2,7 @@
 // and Vault's raw 404 envelopes.
 import { describe, expect, it } from 'vitest';
 import type { Authorizer } from '../../../../src/pipeline/dispatch';
-import { invalidPathWarning, ROOT_WARNING } from '../../../../src/engines/kv/v2/invalid';
+import { invalidPathWarning, ROOT_WARNING } from '../../../../src/engines/kv/v2/paths/invalid';
 import { kv2 } from './harness';
 
 describe('routing', () => {

@@ -1,6 +1,6 @@
 // subkeys: every value replaced by null, to a depth.
 import { describe, expect, it } from 'vitest';
-import { subkeys } from '../../../../src/engines/kv/v2/subkeys';
+import { subkeys } from '../../../../src/engines/kv/v2/paths/subkeys';
 
 const secret = { a: 1, b: { c: 'x', d: { e: true, f: { g: null } } }, empty: {}, list: [{ h: 1 }] };
 

@@ -1,11 +1,11 @@
 // auth/token/create, create-orphan and create/:role_name.
-import { createTokenEntry, type CreateParams } from '../../core/tokens/rules';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { badRequest, CofferError, permissionDenied } from '../../framework/errors';
-import { globMatch } from '../../core/tokens/roles';
-import { authBlock } from './auth-block';
-import type { TokenOps } from './ops';
+import { createTokenEntry, type CreateParams } from '../../../core/tokens/rules';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { badRequest, CofferError, permissionDenied } from '../../../framework/errors';
+import { globMatch } from '../../../core/tokens/roles';
+import { authBlock } from '../auth-block';
+import type { TokenOps } from '../ops';
 
 export const createFields: FieldSchemas = {
   id: { type: 'string', description: 'Token id to use instead of a random one (root or sudo only).' },

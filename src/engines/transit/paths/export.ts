@@ -1,13 +1,13 @@
 // export/:type/:name(/:version): a key's material in the forms Vault exports (reference §6.10).
 
-import type { PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { ecPrivateKeyPem, ed25519PublicRaw, ed25519Private64, publicKeyPem, rsaPrivateKeyPem } from '../../crypto/transit/key-encoding';
-import { toBase64 } from '../../crypto/encoding';
-import { badRequest, notFound } from '../../framework/errors';
-import { isCipher, isEcdsa, isRsa, supportsEncryption, supportsSigning } from './key-types';
-import type { KeyPolicy, KeyVersion } from './policy';
-import { loadPolicy } from './store';
+import type { PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { ecPrivateKeyPem, ed25519PublicRaw, ed25519Private64, publicKeyPem, rsaPrivateKeyPem } from '../../../crypto/transit/key-encoding';
+import { toBase64 } from '../../../crypto/encoding';
+import { badRequest, notFound } from '../../../framework/errors';
+import { isCipher, isEcdsa, isRsa, supportsEncryption, supportsSigning } from '../key-types';
+import type { KeyPolicy, KeyVersion } from '../policy';
+import { loadPolicy } from '../store';
 
 const EXPORT_TYPES = new Set(['encryption-key', 'signing-key', 'hmac-key', 'public-key', 'certificate-chain', 'cmac-key']);
 

@@ -1,18 +1,18 @@
 // keys/, keys/:name (create, read, delete), keys/:name/config, rotate and trim.
 
-import type { RsaPairSource } from '../../crypto/rsa-keygen';
-import { RSA_BITS, type RsaType } from '../../crypto/transit/asymmetric';
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { badRequest, notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { nameRegex } from '../../framework/backend';
-import { itemBytes } from './batch';
-import { buildPolicy, checkAutoRotatePeriod } from './create';
-import { newVersion } from './material';
-import { editable, type KeyPolicy } from './policy';
-import { deletePolicy, listPolicies, loadPolicy, savePolicy } from './store';
-import { keyView } from './view';
-import { unsupportedTypeMessage } from './key-types';
+import type { RsaPairSource } from '../../../crypto/rsa-keygen';
+import { RSA_BITS, type RsaType } from '../../../crypto/transit/asymmetric';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { nameRegex } from '../../../framework/backend';
+import { itemBytes } from '../batch';
+import { buildPolicy, checkAutoRotatePeriod } from '../create';
+import { newVersion } from '../material';
+import { editable, type KeyPolicy } from '../policy';
+import { deletePolicy, listPolicies, loadPolicy, savePolicy } from '../store';
+import { keyView } from '../view';
+import { unsupportedTypeMessage } from '../key-types';
 
 export const CREATION_FIELDS: FieldSchemas = {
   type: { type: 'string', description: 'Key type', default: 'aes256-gcm96' },

@@ -1,22 +1,22 @@
 // sign/:name(/:hash_algorithm) and verify/:name(/:hash_algorithm) (reference §6.8, §6.9). Verify
 // checks HMACs too: an item carries either a signature or an hmac.
 
-import type { LogicalResponse, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { AsymmetricError, sign, verify, type SignOptions } from '../../crypto/transit/asymmetric';
-import { ed25519PublicRaw } from '../../crypto/transit/key-encoding';
-import { parseHashName } from '../../crypto/transit/hashes';
-import { fromBase64, toBase64, toBase64Url } from '../../crypto/encoding';
-import { badRequest } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { batchItems, eachItem, itemBytes, itemHas, itemInt, itemString, singleItem, type Item } from './batch';
-import { itemCostUs } from './batch-cost';
+import type { LogicalResponse, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { AsymmetricError, sign, verify, type SignOptions } from '../../../crypto/transit/asymmetric';
+import { ed25519PublicRaw } from '../../../crypto/transit/key-encoding';
+import { parseHashName } from '../../../crypto/transit/hashes';
+import { fromBase64, toBase64, toBase64Url } from '../../../crypto/encoding';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { batchItems, eachItem, itemBytes, itemHas, itemInt, itemString, singleItem, type Item } from '../batch';
+import { itemCostUs } from '../batch-cost';
 import { checkHmac, hmacAlgorithm, HMAC_FIELDS } from './hmac';
-import { isRsa, supportsSigning } from './key-types';
-import { signingKey } from './material';
-import { versionPrefix, type KeyPolicy } from './policy';
-import { loadPolicy } from './store';
-import { splitVersioned, usableVersion } from './versions';
+import { isRsa, supportsSigning } from '../key-types';
+import { signingKey } from '../material';
+import { versionPrefix, type KeyPolicy } from '../policy';
+import { loadPolicy } from '../store';
+import { splitVersioned, usableVersion } from '../versions';
 
 const SINGLE = ['input', 'context', 'key_version', 'prehashed', 'signature_algorithm', 'marshaling_algorithm', 'salt_length', 'signature', 'hmac', 'reference'];
 

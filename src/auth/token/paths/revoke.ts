@@ -1,8 +1,8 @@
 // auth/token/revoke, revoke-self, revoke-accessor and revoke-orphan.
-import { BATCH_TOKEN_PREFIX } from '../../core/tokens/entry';
-import type { PathDef } from '../../framework/backend';
-import { badRequest, permissionDenied } from '../../framework/errors';
-import type { TokenOps } from './ops';
+import { BATCH_TOKEN_PREFIX } from '../../../core/tokens/entry';
+import type { PathDef } from '../../../framework/backend';
+import { badRequest, permissionDenied } from '../../../framework/errors';
+import type { TokenOps } from '../ops';
 
 const notBatch = (token: string) => {
   if (token.startsWith(BATCH_TOKEN_PREFIX)) throw badRequest('batch tokens cannot be revoked');

@@ -2,20 +2,18 @@
 // an optional template), and the certificate chain a CA issued for it, kept with the version
 // (shown by key read and export/certificate-chain).
 
-// @peculiar/x509's dependency injection (tsyringe) needs the Reflect metadata API first.
-import 'reflect-metadata';
-import * as x509 from '@peculiar/x509';
-import type { AsymmetricKey } from '../../crypto/transit/asymmetric';
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { badRequest } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { pemBlocks } from '../../crypto/pem';
-import { constantTimeEqual } from '../../crypto/timing';
-import { isAsymmetric, isEcdsa, isRsa } from './key-types';
+import * as x509 from '../../../crypto/pki/x509';
+import type { AsymmetricKey } from '../../../crypto/transit/asymmetric';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { pemBlocks } from '../../../crypto/pem';
+import { constantTimeEqual } from '../../../crypto/timing';
+import { isAsymmetric, isEcdsa, isRsa } from '../key-types';
 import { existingKey } from './keys';
-import { editable, type KeyPolicy, type KeyVersion } from './policy';
-import { savePolicy } from './store';
+import { editable, type KeyPolicy, type KeyVersion } from '../policy';
+import { savePolicy } from '../store';
 
 const CURVES = { 'ecdsa-p256': ['P-256', 'SHA-256'], 'ecdsa-p384': ['P-384', 'SHA-384'], 'ecdsa-p521': ['P-521', 'SHA-512'] } as const;
 

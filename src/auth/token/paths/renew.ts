@@ -1,8 +1,8 @@
 // auth/token/renew, renew-self and renew-accessor.
-import type { PathDef } from '../../framework/backend';
-import { badRequest, permissionDenied } from '../../framework/errors';
-import { authBlock } from './auth-block';
-import type { TokenOps } from './ops';
+import type { PathDef } from '../../../framework/backend';
+import { badRequest, permissionDenied } from '../../../framework/errors';
+import { authBlock } from '../auth-block';
+import type { TokenOps } from '../ops';
 
 const increment = { type: 'duration' as const, description: 'Requested extension; default the token\'s creation TTL.' };
 

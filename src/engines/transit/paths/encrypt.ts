@@ -1,12 +1,12 @@
 // encrypt/:name (with upsert), decrypt/:name, rewrap/:name and datakey/:type/:name.
 
-import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { toBase64 } from '../../crypto/encoding';
-import { RSA_BITS, type RsaType } from '../../crypto/transit/asymmetric';
-import { randomBytes } from '../../crypto/random';
-import { badRequest } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { toBase64 } from '../../../crypto/encoding';
+import { RSA_BITS, type RsaType } from '../../../crypto/transit/asymmetric';
+import { randomBytes } from '../../../crypto/random';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import {
   batchItems,
   batchStatus,
@@ -20,13 +20,13 @@ import {
   type BatchCost,
   type Item,
   type ItemResult,
-} from './batch';
-import { itemCostUs, type KeyOperation } from './batch-cost';
-import { decryptValue, encryptValue, type CipherOptions } from './ciphertexts';
-import { buildPolicy } from './create';
-import { loadKeysConfig } from './keys-config';
-import type { KeyPolicy } from './policy';
-import { loadPolicy, savePolicy } from './store';
+} from '../batch';
+import { itemCostUs, type KeyOperation } from '../batch-cost';
+import { decryptValue, encryptValue, type CipherOptions } from '../ciphertexts';
+import { buildPolicy } from '../create';
+import { loadKeysConfig } from './config';
+import type { KeyPolicy } from '../policy';
+import { loadPolicy, savePolicy } from '../store';
 
 const name = { type: 'string', description: 'Key name', required: true } as const;
 const COMMON: FieldSchemas = {

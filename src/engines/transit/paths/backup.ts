@@ -4,11 +4,11 @@
 // components, nanosecond periods) are written and read exactly: JSON.rawJSON out, and the
 // reviver's source text in.
 
-import { pemBlocks, toPem } from '../../crypto/pem';
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { AsymmetricError, type AsymmetricKey } from '../../crypto/transit/asymmetric';
-import { cipherKeyLength } from '../../crypto/transit/cipher';
+import { pemBlocks, toPem } from '../../../crypto/pem';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { AsymmetricError, type AsymmetricKey } from '../../../crypto/transit/asymmetric';
+import { cipherKeyLength } from '../../../crypto/transit/cipher';
 import {
   ecFromParts,
   ecParts,
@@ -19,18 +19,18 @@ import {
   rsaFromPublicParts,
   rsaParts,
   rsaPublicParts,
-} from '../../crypto/transit/key-encoding';
-import { fromBase64, fromUtf8, toBase64, utf8 } from '../../crypto/encoding';
-import { randomBytes } from '../../crypto/random';
-import { formatRFC3339Nano, GO_ZERO_TIME } from '../../framework/duration';
-import { badRequest, CofferError } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { HMAC_KEY_SIZE_MAX, HMAC_KEY_SIZE_MIN } from './create';
-import { isCipher, isEcdsa, isRsa, typeCode, typeFromCode, type KeyType } from './key-types';
+} from '../../../crypto/transit/key-encoding';
+import { fromBase64, fromUtf8, toBase64, utf8 } from '../../../crypto/encoding';
+import { randomBytes } from '../../../crypto/random';
+import { formatRFC3339Nano, GO_ZERO_TIME } from '../../../framework/duration';
+import { badRequest, CofferError } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { HMAC_KEY_SIZE_MAX, HMAC_KEY_SIZE_MIN } from '../create';
+import { isCipher, isEcdsa, isRsa, typeCode, typeFromCode, type KeyType } from '../key-types';
 import { scheduleRotation } from './keys';
-import { HMAC_KEY_BYTES } from './material';
-import { DEFAULT_VERSION_TEMPLATE, editable, type KeyPolicy, type KeyVersion, type StampInfo } from './policy';
-import { loadPolicy, savePolicy } from './store';
+import { HMAC_KEY_BYTES } from '../material';
+import { DEFAULT_VERSION_TEMPLATE, editable, type KeyPolicy, type KeyVersion, type StampInfo } from '../policy';
+import { loadPolicy, savePolicy } from '../store';
 
 // ---- JSON with exact integers ------------------------------------------------------------------
 

@@ -3,15 +3,15 @@
 // request's single transaction, and the mount's object runs writes one at a time: a cas check
 // cannot be raced.
 
-import type { Handler, LogicalRequest, PathDef } from '../../../framework/backend';
-import { badRequest, notFound } from '../../../framework/errors';
-import type { FieldData } from '../../../framework/fields';
-import { PATH_FIELD, type Kv2Context } from './context';
-import { mergePatch } from './merge-patch';
-import { addVersion, checkCas, isLive, neverGone, newMeta, softDeleteLatest, type EngineConfig, type KeyMeta } from './model';
-import { emptyNotFound, rawEnvelope } from './raw';
-import { eraseVersionData, readMeta, readVersionData, saveMeta, writeVersionData } from './store';
-import { versionMetadata } from './views';
+import type { Handler, LogicalRequest, PathDef } from '../../../../framework/backend';
+import { badRequest, notFound } from '../../../../framework/errors';
+import type { FieldData } from '../../../../framework/fields';
+import { PATH_FIELD, type Kv2Context } from '../context';
+import { mergePatch } from '../merge-patch';
+import { addVersion, checkCas, isLive, neverGone, newMeta, softDeleteLatest, type EngineConfig, type KeyMeta } from '../model';
+import { emptyNotFound, rawEnvelope } from '../raw';
+import { eraseVersionData, readMeta, readVersionData, saveMeta, writeVersionData } from '../store';
+import { versionMetadata } from '../views';
 
 /** ?version=N: 0 or absent means the current version. */
 export function requestedVersion(f: FieldData, meta: KeyMeta): number {

@@ -1,8 +1,8 @@
 // auth/token/lookup, lookup-self and lookup-accessor.
-import { tokenLookupData, type TokenEntry } from '../../core/tokens/entry';
-import type { PathDef } from '../../framework/backend';
-import { CofferError, permissionDenied } from '../../framework/errors';
-import type { TokenOps } from './ops';
+import { tokenLookupData, type TokenEntry } from '../../../core/tokens/entry';
+import type { PathDef } from '../../../framework/backend';
+import { CofferError, permissionDenied } from '../../../framework/errors';
+import type { TokenOps } from '../ops';
 
 const badToken = () => new CofferError(403, ['bad token']);
 

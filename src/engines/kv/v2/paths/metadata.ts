@@ -1,16 +1,16 @@
 // <mount>/metadata/<path>: a secret's settings and version list (read, write, patch, delete) and
 // the listing of secrets. Writing metadata creates no version.
 
-import type { Handler, LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
-import { badRequest, notFound } from '../../../framework/errors';
-import type { FieldData } from '../../../framework/fields';
-import { PATH_FIELD, type Kv2Context } from './context';
-import { parseCustomMetadata, validateCustomMetadata, withoutNulls } from './custom-metadata';
-import { LIST_FIELDS, listMetadata, listOptions } from './listing';
-import { newMeta, type KeyMeta } from './model';
-import { emptyNotFound } from './raw';
-import { eraseKey, readConfig, readMeta, saveMeta } from './store';
-import { metadataView } from './views';
+import type { Handler, LogicalRequest, LogicalResponse, PathDef } from '../../../../framework/backend';
+import { badRequest, notFound } from '../../../../framework/errors';
+import type { FieldData } from '../../../../framework/fields';
+import { PATH_FIELD, type Kv2Context } from '../context';
+import { parseCustomMetadata, validateCustomMetadata, withoutNulls } from '../custom-metadata';
+import { LIST_FIELDS, listMetadata, listOptions } from '../listing';
+import { newMeta, type KeyMeta } from '../model';
+import { emptyNotFound } from '../raw';
+import { eraseKey, readConfig, readMeta, saveMeta } from '../store';
+import { metadataView } from '../views';
 
 const SETTINGS = ['max_versions', 'cas_required', 'delete_version_after', 'custom_metadata'] as const;
 

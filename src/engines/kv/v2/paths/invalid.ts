@@ -1,8 +1,8 @@
 // Every path no other definition takes: Vault's 404 envelope with a warning that points at the
 // right API (or the CLI command), so KV v1 habits on a v2 mount get a useful answer.
 
-import type { Handler, Operation, PathDef } from '../../../framework/backend';
-import { rawEnvelope } from './raw';
+import type { Handler, Operation, PathDef } from '../../../../framework/backend';
+import { rawEnvelope } from '../raw';
 
 const ROOTS = new Set(['data', 'metadata', 'delete', 'undelete', 'destroy']);
 

@@ -1,23 +1,23 @@
 // BYOK (reference §6.11): the mount's wrapping key, keys/:name/import, keys/:name/import_version
 // and byok-export/:destination/:source(/:version).
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { AsymmetricError, type AsymmetricKey } from '../../crypto/transit/asymmetric';
-import { cipherKeyLength } from '../../crypto/transit/cipher';
-import { ecParts, ed25519Private64, ed25519PublicRaw, parsePkcs8, parsePublicKeyPem, publicKeyPem, rsaPublicParts } from '../../crypto/transit/key-encoding';
-import { generateWrappingKey, KeyWrapError, parseOaepHash, unwrapImport, WRAPPING_KEY_BITS, wrapForImport } from '../../crypto/transit/key-wrap';
-import { fromBase64, fromUtf8, toBase64, utf8 } from '../../crypto/encoding';
-import { randomBytes } from '../../crypto/random';
-import { badRequest, CofferError } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { buildPolicy, checkCreateOptions, HMAC_KEY_SIZE_MAX, HMAC_KEY_SIZE_MIN, type CreateOptions } from './create';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { AsymmetricError, type AsymmetricKey } from '../../../crypto/transit/asymmetric';
+import { cipherKeyLength } from '../../../crypto/transit/cipher';
+import { ecParts, ed25519Private64, ed25519PublicRaw, parsePkcs8, parsePublicKeyPem, publicKeyPem, rsaPublicParts } from '../../../crypto/transit/key-encoding';
+import { generateWrappingKey, KeyWrapError, parseOaepHash, unwrapImport, WRAPPING_KEY_BITS, wrapForImport } from '../../../crypto/transit/key-wrap';
+import { fromBase64, fromUtf8, toBase64, utf8 } from '../../../crypto/encoding';
+import { randomBytes } from '../../../crypto/random';
+import { badRequest, CofferError } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { buildPolicy, checkCreateOptions, HMAC_KEY_SIZE_MAX, HMAC_KEY_SIZE_MIN, type CreateOptions } from '../create';
 import { exportVersions } from './export';
-import { isAsymmetric, isCipher, isEcdsa, isKeyType, isRsa, supportsSigning, type KeyType } from './key-types';
+import { isAsymmetric, isCipher, isEcdsa, isKeyType, isRsa, supportsSigning, type KeyType } from '../key-types';
 import { CREATION_FIELDS, scheduleRotation } from './keys';
-import { HMAC_KEY_BYTES } from './material';
-import { editable, type KeyPolicy, type KeyVersion } from './policy';
-import { loadPolicy, savePolicy, WRAPPING_KEY } from './store';
+import { HMAC_KEY_BYTES } from '../material';
+import { editable, type KeyPolicy, type KeyVersion } from '../policy';
+import { loadPolicy, savePolicy, WRAPPING_KEY } from '../store';
 
 // ---- the wrapping key -------------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 // Mount-wide settings: config/keys (disable_upsert) and cache-config (the policy cache size,
 // kept for clients that set it; parsed keys are cached per stored record regardless).
 
-import type { PathDef } from '../../framework/backend';
-import { badRequest } from '../../framework/errors';
-import { getJSON, putJSON, type Storage } from '../../framework/storage';
-import { CACHE_CONFIG, KEYS_CONFIG } from './store';
+import type { PathDef } from '../../../framework/backend';
+import { badRequest } from '../../../framework/errors';
+import { getJSON, putJSON, type Storage } from '../../../framework/storage';
+import { CACHE_CONFIG, KEYS_CONFIG } from '../store';
 
 export interface KeysConfig {
   disableUpsert: boolean;

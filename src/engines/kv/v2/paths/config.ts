@@ -1,11 +1,11 @@
 // <mount>/config: the engine-wide max_versions, cas_required and delete_version_after.
 
-import type { PathDef } from '../../../framework/backend';
-import { badRequest } from '../../../framework/errors';
-import type { Kv2Context } from './context';
-import { DELETE_AFTER_DISABLED } from './model';
-import { readConfig } from './store';
-import { configView } from './views';
+import type { PathDef } from '../../../../framework/backend';
+import { badRequest } from '../../../../framework/errors';
+import type { Kv2Context } from '../context';
+import { DELETE_AFTER_DISABLED } from '../model';
+import { readConfig } from '../store';
+import { configView } from '../views';
 
 export function configPath(ctx: Kv2Context): PathDef {
   return {

@@ -1,12 +1,12 @@
 // <mount>/delete, undelete and destroy: act on listed versions of a secret. Versions that do not
 // exist, or whose state does not allow the change, are skipped, as in Vault.
 
-import type { LogicalRequest, PathDef } from '../../../framework/backend';
-import { badRequest } from '../../../framework/errors';
-import type { FieldData } from '../../../framework/fields';
-import { PATH_FIELD, type Kv2Context } from './context';
-import { destroy, softDelete, undelete, type KeyMeta } from './model';
-import { eraseVersionData, readConfig, readMeta, saveMeta } from './store';
+import type { LogicalRequest, PathDef } from '../../../../framework/backend';
+import { badRequest } from '../../../../framework/errors';
+import type { FieldData } from '../../../../framework/fields';
+import { PATH_FIELD, type Kv2Context } from '../context';
+import { destroy, softDelete, undelete, type KeyMeta } from '../model';
+import { eraseVersionData, readConfig, readMeta, saveMeta } from '../store';
 
 type Change = (req: LogicalRequest, path: string, meta: KeyMeta, versions: number[], now: number) => Promise<void>;
 

@@ -1,17 +1,17 @@
 // hmac/:name(/:algorithm), and checking an HMAC for verify/:name (reference §6.8).
 
-import type { LogicalResponse, PathDef } from '../../framework/backend';
-import { nameRegex } from '../../framework/backend';
-import { fromBase64, toBase64 } from '../../crypto/encoding';
-import { hmac, parseHashName, type HashName } from '../../crypto/transit/hashes';
-import { constantTimeEqual } from '../../crypto/timing';
-import { badRequest } from '../../framework/errors';
-import type { FieldData } from '../../framework/fields';
-import { batchItems, eachItem, itemBytes, itemInt, singleItem } from './batch';
-import { itemCostUs } from './batch-cost';
-import type { KeyPolicy } from './policy';
-import { loadPolicy } from './store';
-import { usableVersion } from './versions';
+import type { LogicalResponse, PathDef } from '../../../framework/backend';
+import { nameRegex } from '../../../framework/backend';
+import { fromBase64, toBase64 } from '../../../crypto/encoding';
+import { hmac, parseHashName, type HashName } from '../../../crypto/transit/hashes';
+import { constantTimeEqual } from '../../../crypto/timing';
+import { badRequest } from '../../../framework/errors';
+import type { FieldData } from '../../../framework/fields';
+import { batchItems, eachItem, itemBytes, itemInt, singleItem } from '../batch';
+import { itemCostUs } from '../batch-cost';
+import type { KeyPolicy } from '../policy';
+import { loadPolicy } from '../store';
+import { usableVersion } from '../versions';
 
 // HMACs always carry this prefix, whatever the key's version template.
 const HMAC_PREFIX = 'vault:v';

@@ -1,15 +1,15 @@
 // <mount>/subkeys/<path>: a version's structure with every value replaced by null. depth 0 is
 // unlimited; at depth N, maps N levels down become leaves too (null), so no value can leak.
 
-import type { PathDef } from '../../../framework/backend';
-import { badRequest, notFound } from '../../../framework/errors';
-import { isExactNumber } from '../../../framework/json-numbers';
-import { PATH_FIELD, type Kv2Context } from './context';
+import type { PathDef } from '../../../../framework/backend';
+import { badRequest, notFound } from '../../../../framework/errors';
+import { isExactNumber } from '../../../../framework/json-numbers';
+import { PATH_FIELD, type Kv2Context } from '../context';
 import { requestedVersion } from './data';
-import { isLive } from './model';
-import { rawEnvelope } from './raw';
-import { readMeta, readVersionData } from './store';
-import { versionMetadata } from './views';
+import { isLive } from '../model';
+import { rawEnvelope } from '../raw';
+import { readMeta, readVersionData } from '../store';
+import { versionMetadata } from '../views';
 
 /** A JSON object (a number kept exact is a leaf, though held in an object). */
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isExactNumber(v);

@@ -1,11 +1,11 @@
 // auth/token/roles and roles/:role_name.
-import { parseCIDR } from '../../core/tokens/cidr';
-import { normalizePolicies } from '../../core/tokens/rules';
-import type { TokenRole } from '../../core/tokens/roles';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import type { PathDef } from '../../framework/backend';
-import { badRequest, notFound } from '../../framework/errors';
-import type { TokenOps } from './ops';
+import { parseCIDR } from '../../../core/tokens/cidr';
+import { normalizePolicies } from '../../../core/tokens/rules';
+import type { TokenRole } from '../../../core/tokens/roles';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import type { PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import type { TokenOps } from '../ops';
 
 const TOKEN_TYPES = ['service', 'batch', 'default-service', 'default-batch'];
 
