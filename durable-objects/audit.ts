@@ -9,30 +9,26 @@ import type { ChainHead } from '../src/core/audit/chain';
 import { AuditDevice, postEntry } from '../src/core/audit/device';
 import type { AuditInput } from '../src/core/audit/entry';
 import type { DeviceOptions } from '../src/core/audit/options';
-import type { Env } from '../src/rpc/env';
+import type { AuditContract, AuditHashReply, AuditLogReply } from '../src/rpc/contracts';
+import { maxEntrySize, type Env } from '../src/rpc/env';
 import { countAuditFailure } from '../src/core/metrics/requests';
 import type { MetricsRegistry } from '../src/core/metrics/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
 import { auditStub, systemStub } from '../src/rpc/stubs';
 
-/** What a log call answers (errors travel as data: RPC does not keep error classes). */
-export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
-
-export type AuditHashReply = { ok: true; hash: string } | { ok: false; error: string };
-
-export class AuditObject extends DurableObject<Env> {
-  private readonly physical: SqlPhysical;
-  private readonly keyring: RemoteKeyring;
-  private readonly barrier: BarrierStorage;
-  private readonly device: AuditDevice;
+export class AuditObject extends DurableObject<Env> implements AuditContract {
+  readonly #physical: SqlPhysical;
+  readonly #keyring: RemoteKeyring;
+  readonly #barrier: BarrierStorage;
+  readonly #device: AuditDevice;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.physical = new SqlPhysical(ctx.storage);
-    this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
-    this.barrier = new BarrierStorage(this.physical, this.keyring);
-    this.device = new AuditDevice(this.barrier, {
+    this.#physical = new SqlPhysical(ctx.storage);
+    this.#keyring = new RemoteKeyring(() => systemStub(env).keyring());
+    this.#barrier = new BarrierStorage(this.#physical, this.#keyring, maxEntrySize(env));
+    this.#device = new AuditDevice(this.#barrier, {
       // The file device's output: Workers Logs / Logpush collect it in production.
       logLine: (line) => console.log(line),
       post: (url, body, contentType) => postEntry(url, body, contentType),
@@ -42,18 +38,18 @@ export class AuditObject extends DurableObject<Env> {
 
   /** Called when the cluster seals or the keyring rotates: forget keys and the salt held in memory. */
   async dropKeys(): Promise<void> {
-    this.keyring.drop();
-    this.barrier.forgetOpened();
-    await this.device.forget();
+    this.#keyring.drop();
+    this.#barrier.forgetOpened();
+    await this.#device.forget();
   }
 
   async provision(uuid: string, options: DeviceOptions): Promise<void> {
-    await this.device.provision(uuid, options);
+    await this.#device.provision(uuid, options);
   }
 
   async log(input: AuditInput): Promise<AuditLogReply> {
     try {
-      return { status: await this.device.log(input) };
+      return { status: await this.#device.log(input) };
     } catch (e) {
       return { status: 'failed', error: e instanceof Error ? e.message : String(e) };
     }
@@ -62,7 +58,7 @@ export class AuditObject extends DurableObject<Env> {
   /** The device's HMAC of `input`; failures (sealed, not provisioned) travel as data. */
   async hash(input: string): Promise<AuditHashReply> {
     try {
-      return { ok: true, hash: await this.device.hash(input) };
+      return { ok: true, hash: await this.#device.hash(input) };
     } catch (e) {
       return { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
@@ -70,14 +66,14 @@ export class AuditObject extends DurableObject<Env> {
 
   // Awaited, not returned: a rejection adopted later shows as unhandled in workerd.
   async head(): Promise<ChainHead | null> {
-    return await this.device.head();
+    return await this.#device.head();
   }
 
   /** The device was disabled: its salt and chain head go. */
   async destroy(): Promise<void> {
-    await this.device.destroy(async () => {
+    await this.#device.destroy(async () => {
       await this.ctx.storage.deleteAll();
-      this.physical.createSchema();
+      this.#physical.createSchema();
     });
   }
 }

@@ -2,19 +2,11 @@
 // for entity resolution at login. The mount's uuid comes from the SystemObject once (it never
 // changes) and is kept by this client; the identity object itself answers without an RPC.
 
-import type { IdentityLoginInput, IdentityLoginResult, IdentityView } from '../src/engines/identity';
+import type { IdentityLoginInput, IdentityLoginResult, IdentityView } from '../src/core/identity/types';
+import type { IdentityEndpoint } from '../src/rpc/contracts';
 import type { Env } from '../src/rpc/env';
 import { CofferError, sealedError } from '../src/framework/errors';
 import { mountStub, systemStub } from '../src/rpc/stubs';
-
-/** RPC errors lose their class: login failures travel as data. */
-export type IdentityLoginReply = { ok: true; result: IdentityLoginResult } | { ok: false; status: number; errors: string[] };
-
-/** What the identity mount's object answers (MountObject implements it). */
-export interface IdentityEndpoint {
-  identityViews(ids: string[]): Promise<Record<string, IdentityView | null> | null>;
-  identityLogin(input: IdentityLoginInput): Promise<IdentityLoginReply>;
-}
 
 export interface IdentityClientOptions {
   /** The identity mount's uuid (default: ask the SystemObject); null while sealed. */
@@ -24,29 +16,31 @@ export interface IdentityClientOptions {
 }
 
 export class IdentityClient {
-  private uuid: string | null = null;
+  #uuid: string | null = null;
+  readonly #env: Env;
+  readonly #options: IdentityClientOptions;
 
-  constructor(
-    private readonly env: Env,
-    private readonly options: IdentityClientOptions = {},
-  ) {}
+  constructor(env: Env, options: IdentityClientOptions = {}) {
+    this.#env = env;
+    this.#options = options;
+  }
 
-  private async endpoint(): Promise<IdentityEndpoint> {
-    const self = await this.options.self?.();
+  async #endpoint(): Promise<IdentityEndpoint> {
+    const self = await this.#options.self?.();
     if (self) return self;
-    if (!this.uuid) {
-      this.uuid = await (this.options.locate ? this.options.locate() : systemStub(this.env).identityMountUuid());
-      if (!this.uuid) throw sealedError();
+    if (!this.#uuid) {
+      this.#uuid = await (this.#options.locate ? this.#options.locate() : systemStub(this.#env).identityMountUuid());
+      if (!this.#uuid) throw sealedError();
     }
-    return mountStub(this.env, this.uuid);
+    return mountStub(this.#env, this.#uuid);
   }
 
   /** Entity views by id (null: no such entity); null while sealed. For an IdentityCache. */
-  readonly views = async (ids: string[]): Promise<Record<string, IdentityView | null> | null> => (await this.endpoint()).identityViews(ids);
+  readonly views = async (ids: string[]): Promise<Record<string, IdentityView | null> | null> => (await this.#endpoint()).identityViews(ids);
 
   /** Finds or creates the entity behind a login (see src/engines/identity/login.ts). */
   async login(input: IdentityLoginInput): Promise<IdentityLoginResult> {
-    const reply = await (await this.endpoint()).identityLogin(input);
+    const reply = await (await this.#endpoint()).identityLogin(input);
     if (!reply.ok) throw new CofferError(reply.status, reply.errors);
     return reply.result;
   }

@@ -12,38 +12,41 @@ export type KeyringFetch = () => Promise<KeyringWire | null>;
 const MAX_AGE_MS = 60_000;
 
 export class RemoteKeyring implements KeyringSource {
-  private ring: Keyring | null = null;
-  private fetchedAt = 0;
-  private inflight: Promise<Keyring> | null = null;
+  #ring: Keyring | null = null;
+  #fetchedAt = 0;
+  #inflight: Promise<Keyring> | null = null;
+  readonly #fetchKeyring: KeyringFetch;
 
-  constructor(private readonly fetchKeyring: KeyringFetch) {}
+  constructor(fetchKeyring: KeyringFetch) {
+    this.#fetchKeyring = fetchKeyring;
+  }
 
   get(): Promise<Keyring> {
-    if (this.ring && Date.now() - this.fetchedAt < MAX_AGE_MS) return Promise.resolve(this.ring);
-    if (!this.inflight) {
-      this.inflight = this.fetchKeyring()
+    if (this.#ring && Date.now() - this.#fetchedAt < MAX_AGE_MS) return Promise.resolve(this.#ring);
+    if (!this.#inflight) {
+      this.#inflight = this.#fetchKeyring()
         .then((wire) => {
           if (!wire) {
-            this.ring = null;
+            this.#ring = null;
             throw sealedError();
           }
-          this.ring = Keyring.fromWire(wire);
-          this.fetchedAt = Date.now();
-          return this.ring;
+          this.#ring = Keyring.fromWire(wire);
+          this.#fetchedAt = Date.now();
+          return this.#ring;
         })
         .finally(() => {
-          this.inflight = null;
+          this.#inflight = null;
         });
     }
-    return this.inflight;
+    return this.#inflight;
   }
 
   refresh(): Promise<Keyring> {
-    this.ring = null;
+    this.#ring = null;
     return this.get();
   }
 
   drop(): void {
-    this.ring = null;
+    this.#ring = null;
   }
 }

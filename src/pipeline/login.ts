@@ -1,11 +1,16 @@
 // The token an auth method's login issues (Vault's core login handling): policies, type and
-// lifetime from what the method returned (the role's token_* fields) within the mount's limits.
-// The client's `auth` block is loginAuthBlock (auth/token/auth-block.ts).
+// lifetime from what the method returned (the role's token_* fields) within the mount's limits;
+// the entity behind the login's alias; and the client's `auth` block (auth/token/auth-block.ts).
 
-import type { LoginAuth, MountConfigView } from '../framework/backend';
-import { badRequest } from '../framework/errors';
+import type { LoginAuth, LogicalResponse, MountConfigView } from '../framework/backend';
+import { badRequest, permissionDenied } from '../framework/errors';
 import { formatRFC3339Nano } from '../framework/duration';
-import type { TokenEntry } from '../core/tokens/entry';
+import { newServiceToken, type TokenEntry } from '../core/tokens/entry';
+import type { IdentityLoginInput, IdentityLoginResult } from '../core/identity/types';
+import type { MetricsRegistry } from '../core/metrics/registry';
+import { countTokenCreation } from '../core/metrics/requests';
+import { loginAuthBlock } from '../auth/token/auth-block';
+import type { MountContext } from './dispatch';
 
 export interface LoginContext {
   /** The mount's route prefix, e.g. "auth/jwt/". */
@@ -69,4 +74,50 @@ export function loginTokenEntry(login: LoginAuth, ctx: LoginContext): Omit<Token
     boundCidrs: login.boundCidrs,
     lastRenewal: null,
   };
+}
+
+/** What issuing a login needs from the auth mount's host. */
+export interface LoginPorts {
+  /** The entity behind an alias (created when new). */
+  identity(input: IdentityLoginInput): Promise<IdentityLoginResult>;
+  /** Stores a service token on its shard (the one `token` belongs to), or seals a batch token. */
+  issue(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }>;
+  metrics: MetricsRegistry;
+}
+
+/** The auth mount a login is served on. */
+export interface LoginMount {
+  context: MountContext;
+  /** The auth mount's tuned token_type (unset: default-service). */
+  tokenType?: string;
+}
+
+/**
+ * Turns a login handler's result into a token: the entity behind the alias (created when new),
+ * then the token on its shard, then Vault's `auth` block in place of `response.login`.
+ */
+export async function issueLogin(response: LogicalResponse, mount: LoginMount, path: string, ports: LoginPorts): Promise<void> {
+  const login = response.login!;
+  delete response.login;
+  const { context } = mount;
+  const identity = await ports.identity({
+    mountAccessor: context.mountAccessor,
+    mountPath: context.mountPoint,
+    mountType: context.mountType,
+    aliasName: login.aliasName,
+    aliasMetadata: login.aliasMetadata,
+    groupAliasNames: login.groupAliasNames,
+  });
+  if (identity.disabled) throw permissionDenied();
+  const partial = loginTokenEntry(login, {
+    mountPoint: context.mountPoint,
+    mountConfig: context.mountConfig,
+    mountTokenType: mount.tokenType || 'default-service',
+    path,
+    entityId: identity.entityId,
+    now: Date.now(),
+  });
+  const issued = await ports.issue(newServiceToken(), partial);
+  countTokenCreation(ports.metrics, { authMethod: context.mountType, mountPoint: context.mountPoint, ttl: issued.entry.ttl, type: issued.entry.type });
+  response.auth = loginAuthBlock(issued.token, issued.entry, identity.policies);
 }

@@ -1,15 +1,17 @@
-// Bindings and variables the Worker and its Durable Objects receive.
-import type { AuditObject } from '../../durable-objects/audit';
-import type { MountObject } from '../../durable-objects/mount';
-import type { SystemObject } from '../../durable-objects/system';
-import type { TokenStoreObject } from '../../durable-objects/token-store';
+// Bindings and variables the Worker and its Durable Objects receive. The namespaces are typed by
+// the objects' RPC contracts (contracts.ts), not their classes: addressing an object imports
+// nothing of it.
+import type { AuditContract, MountContract, SystemContract, TokenStoreContract } from './contracts';
+
+/** A namespace whose stubs offer exactly the contract `C`. */
+type Namespace<C> = DurableObjectNamespace<C & Rpc.DurableObjectBranded>;
 
 export interface Env {
-  SYSTEM: DurableObjectNamespace<SystemObject>;
-  TOKENS: DurableObjectNamespace<TokenStoreObject>;
-  MOUNTS: DurableObjectNamespace<MountObject>;
+  SYSTEM: Namespace<SystemContract>;
+  TOKENS: Namespace<TokenStoreContract>;
+  MOUNTS: Namespace<MountContract>;
   /** One object per audit device, by the device's uuid. */
-  AUDIT: DurableObjectNamespace<AuditObject>;
+  AUDIT: Namespace<AuditContract>;
   /** 32-byte seal key, hex or base64 (a Worker secret). */
   SEAL_KEY?: string;
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */

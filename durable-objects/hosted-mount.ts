@@ -1,0 +1,204 @@
+// One mount entry as its MountObject hosts it: the backend, its mount context and lease manager,
+// and the ports the request pipeline (src/pipeline/serve.ts) runs a request on the mount with.
+
+import type { AclCache } from '../src/core/acl/cache';
+import type { BarrierStorage } from '../src/core/barrier/barrier';
+import type { AuditBroker } from '../src/core/audit/broker';
+import { LeaseManager } from '../src/core/leases/mount-leases';
+import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
+import type { Mutex } from '../src/core/mutex';
+import { matchesSpecialPath, type Backend, type EntityView, type LogicalResponse, type WireOperation } from '../src/framework/backend';
+import { invalidToken } from '../src/framework/errors';
+import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
+import { AuditTrail } from '../src/pipeline/audit-trail';
+import type { CallerPort } from '../src/pipeline/caller';
+import { relativePath, type DispatchHooks, type MountContext, type WireRequest } from '../src/pipeline/dispatch';
+import { issueLogin, type LoginPorts } from '../src/pipeline/login';
+import type { Host, Scope } from '../src/pipeline/serve';
+import type { TokenStoreContract } from '../src/rpc/contracts';
+import type { MountHost as BackendHost } from '../src/registry';
+import { backendType } from '../src/registry';
+import type { ObjectStorage } from './object-storage';
+
+/** Engine data lives under this prefix, apart from the object's own bookkeeping. */
+export const LOGICAL_PREFIX = 'logical/';
+/** Markers of tokens that keep data here (cubbyhole): core/token-data/<accessor>. */
+export const TOKEN_DATA = 'core/token-data/';
+
+/** What every entry hosted by one MountObject shares: that object's parts. */
+export interface MountSite {
+  storage: ObjectStorage;
+  /** The mount's write order: every request that may write, the alarm, provisioning. */
+  writes: Mutex;
+  acls: AclCache;
+  caller: CallerPort;
+  audit: AuditBroker;
+  backendHost: BackendHost;
+  login: LoginPorts;
+  /** Stores a response to wrap on the wrapping token's shard. */
+  wrap: NonNullable<DispatchHooks['wrap']>;
+  /** Accessors known to be registered as keeping data here. */
+  tokenData: Set<string>;
+  shardOf(tokenOrAccessor: string): Pick<TokenStoreContract, 'registerLeaseHolder' | 'wrappingAuth' | 'unwrap'>;
+  entityView(entityId: string): Promise<EntityView | null>;
+  wakeAt(at: number): Promise<void>;
+  /** Tells the SystemObject about a committed identity change. */
+  announceIdentityChange(): Promise<void>;
+}
+
+const readsOnly = (op: WireOperation) => op === 'read' || op === 'list' || op === 'help';
+
+export class HostedMount implements Host {
+  readonly backend: Backend;
+  readonly mount: MountContext;
+  readonly leases: LeaseManager;
+  readonly logins: boolean;
+  readonly acls: AclCache;
+  readonly caller: CallerPort;
+  readonly #site: MountSite;
+  /** The object's storage outside requests (timers, leases, identity lookups), and the engine's view of it. */
+  readonly barrier: BarrierStorage;
+  readonly engineStorage: Storage;
+
+  constructor(
+    readonly entry: MountEntry,
+    site: MountSite,
+  ) {
+    const type = backendType(entry.type);
+    if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
+    const backend = (this.backend = type.create(entry.options, site.backendHost));
+    const mountPoint = routePrefix(entry);
+    this.mount = {
+      mountPoint,
+      mountType: entry.type,
+      mountAccessor: entry.accessor,
+      mountConfig: effectiveTTLs(entry.config),
+      mountOptions: entry.options ?? {},
+    };
+    this.barrier = site.storage.barrier;
+    this.engineStorage = new PrefixedStorage(this.barrier, LOGICAL_PREFIX);
+    this.leases = new LeaseManager(site.storage.barrier, mountPoint, {
+      secretType: (name) => backend.secretTypes?.[name],
+      engineStorage: () => this.engineStorage,
+      registerToken: (accessor) => site.shardOf(accessor).registerLeaseHolder(accessor, entry.uuid),
+      wakeAt: (at) => site.wakeAt(at),
+    });
+    this.logins = entry.table === 'auth';
+    this.acls = site.acls;
+    this.caller = site.caller;
+    this.#site = site;
+  }
+
+  trail(wire: WireRequest, token: string): AuditTrail {
+    return new AuditTrail(this.#site.audit, {
+      wire,
+      mount: this.mount,
+      token,
+      nonHMACRequestKeys: this.entry.config.audit_non_hmac_request_keys,
+      nonHMACResponseKeys: this.entry.config.audit_non_hmac_response_keys,
+      // A device must not record a response whose writes could still be lost.
+      beforeResponse: () => this.#site.storage.grouped.durable(),
+    });
+  }
+
+  preempt(wire: WireRequest, token: string, trail: AuditTrail): Promise<LogicalResponse | null> | null {
+    const legacyUnwrap = wire.operation === 'read' && wire.wrapTTL === 0 && relativePath(wire.path, this.mount.mountPoint) === 'response';
+    return this.entry.type === 'cubbyhole' && legacyUnwrap && token ? this.#legacyUnwrap(wire, token, trail) : null;
+  }
+
+  /**
+   * Vault's pre-sys/wrapping unwrap: reading cubbyhole/response with the wrapping token itself
+   * (older clients still do). Audited like any request, before the token's single use is spent.
+   * Null when the token is not a live wrapping token: the read then goes on as a normal one.
+   */
+  async #legacyUnwrap(wire: WireRequest, token: string, trail: AuditTrail): Promise<LogicalResponse | null> {
+    const shard = this.#site.shardOf(token);
+    const auth = await shard.wrappingAuth(token);
+    if (!auth) return null;
+    wire.auth = auth;
+    await trail.request({ operation: 'read' });
+    const record = await shard.unwrap(token);
+    // Another request spent it in between.
+    if (!record) throw invalidToken();
+    const response: LogicalResponse = { data: { response: record.response } };
+    await trail.response(response);
+    return response;
+  }
+
+  /** A token's first write to a backend that keeps data per token registers it (see below). */
+  admitted(wire: WireRequest): Promise<void> | undefined {
+    const accessor = wire.auth?.accessor;
+    if (!this.backend.forgetToken || !accessor || wire.operation !== 'write' || this.#site.tokenData.has(accessor)) return undefined;
+    return this.#registerTokenData(accessor);
+  }
+
+  /** Registers this object with the token's shard, so the token's revocation reaches it (and erases the data). */
+  async #registerTokenData(accessor: string): Promise<void> {
+    const { storage, tokenData } = this.#site;
+    if (!(await storage.barrier.get(TOKEN_DATA + accessor))) {
+      await this.#site.shardOf(accessor).registerLeaseHolder(accessor, this.entry.uuid);
+      await storage.barrier.put(TOKEN_DATA + accessor, new Uint8Array(0));
+    }
+    if (tokenData.size >= 10_000) tokenData.clear();
+    tokenData.add(accessor);
+  }
+
+  open(wire: WireRequest, relPath: string): Scope {
+    const { backend, mount } = this;
+    const site = this.#site;
+    const auth = wire.auth;
+    // Requests that declare they never write run beside the mount's writes instead of in turn:
+    // reads (unless listed in writingReadPaths) and the backend's storage-free writes.
+    const readOnly =
+      (readsOnly(wire.operation) && !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
+      (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
+    let tx: StorageTransaction | undefined;
+    // The earliest time the request asked the backend's periodic work to run at.
+    let wake: number | null = null;
+    return {
+      transaction: () => prefixedTransaction((tx = site.storage.requestBarrier.transaction()), LOGICAL_PREFIX),
+      hooks: {
+        beforeCommit: async (response) => {
+          // A write outside the mount's order could be lost to a concurrent one: refuse it loudly.
+          if (readOnly && (tx!.dirty || response.secret)) {
+            throw new Error(`${backend.type} ${wire.operation} of ${relPath} wrote to storage; its path belongs in writingReadPaths`);
+          }
+          if (response.login) await issueLogin(response, { context: mount, tokenType: this.entry.config.token_type }, wire.path, site.login);
+          if (!response.secret) return;
+          // The lease is written in the same transaction as whatever the handler wrote.
+          const lease = await this.leases.create(tx!, wire.path, response.secret, auth?.accessor ?? '', mount.mountConfig);
+          response.leaseId = lease.id;
+          response.lease = { ttl: Math.round((lease.expireTime - lease.issueTime) / 1000), renewable: lease.renewable };
+          delete response.secret;
+          await site.wakeAt(lease.expireTime);
+        },
+        wrap: site.wrap,
+        wakeAt: backend.periodic ? (at) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined,
+        entity: auth?.entityId ? () => site.entityView(auth.entityId) : undefined,
+        // Slow keys are made by the Worker, not here where they would stall the mount.
+        preparesRsaPairs: true,
+      },
+      order: (run) => (readOnly ? run() : site.writes.run(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run)),
+      after: () => (wake === null ? undefined : site.wakeAt(wake)),
+    };
+  }
+
+  /** Runs a write on the identity mount, then passes on what it changed for existing tokens. */
+  async #thenAnnounce<T>(write: () => Promise<T>): Promise<T> {
+    const result = await write();
+    await this.#site.announceIdentityChange();
+    return result;
+  }
+
+  /**
+   * The backend's own timed work (Backend.periodic), in a transaction of its own. Callers hold
+   * the write mutex. A throw leaves nothing half-done; from the alarm it makes the alarm retry.
+   */
+  async periodic(): Promise<number | null> {
+    if (!this.backend.periodic) return null;
+    const tx = this.barrier.transaction();
+    const next = await this.backend.periodic(prefixedTransaction(tx, LOGICAL_PREFIX), Date.now());
+    await tx.commit();
+    return next;
+  }
+}

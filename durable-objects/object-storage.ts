@@ -1,0 +1,36 @@
+// The storage chain of a hosting object other than the SystemObject, built the same way in each:
+// keyring (from the SystemObject) → SqlPhysical → GroupedWrites → two barriers over it.
+
+import { BarrierStorage } from '../src/core/barrier/barrier';
+import { GroupedWrites } from '../src/core/barrier/grouped-writes';
+import { maxEntrySize, type Env } from '../src/rpc/env';
+import { systemStub } from '../src/rpc/stubs';
+import { RemoteKeyring } from './keyring-client';
+import { SqlPhysical } from './sqlite-physical';
+
+export class ObjectStorage {
+  readonly keyring: RemoteKeyring;
+  readonly physical: SqlPhysical;
+  /** Writes of requests served together are committed together (src/core/barrier/grouped-writes.ts). */
+  readonly grouped: GroupedWrites;
+  /** Storage for everything but served requests: it sees and orders after every staged write. */
+  readonly barrier: BarrierStorage;
+  /** Storage for served requests (and new login tokens), whose replies wait for grouped.durable(). */
+  readonly requestBarrier: BarrierStorage;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
+    this.physical = new SqlPhysical(ctx.storage);
+    // A flush that fails leaves memory ahead of storage: reset the object rather than serve it.
+    this.grouped = new GroupedWrites(this.physical, (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
+    this.barrier = new BarrierStorage(this.grouped.immediate, this.keyring, maxEntrySize(env));
+    this.requestBarrier = new BarrierStorage(this.grouped.grouped, this.keyring, maxEntrySize(env));
+  }
+
+  /** The cluster sealed or its keyring rotated: forget the keys and what was opened with them. */
+  forgetKeys(): void {
+    this.keyring.drop();
+    this.barrier.forgetOpened();
+    this.requestBarrier.forgetOpened();
+  }
+}

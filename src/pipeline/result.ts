@@ -1,0 +1,29 @@
+// Results as they leave the pipeline and cross from a Durable Object back to the Worker. RPC does
+// not preserve error classes, so errors travel as data.
+
+import type { LogicalResponse } from '../framework/backend';
+import { CofferError, RsaKeysNeeded } from '../framework/errors';
+import { BarrierError } from '../core/barrier/barrier';
+
+export type WireResult =
+  | { kind: 'ok'; response: LogicalResponse }
+  | { kind: 'error'; status: number; errors: string[]; extra?: Record<string, unknown> }
+  /** The mount no longer lives here (disabled or moved): the Worker re-reads the routes. */
+  | { kind: 'gone' }
+  /** Make RSA key pairs of these sizes and send the request again with them (RsaKeysNeeded). */
+  | { kind: 'prepare'; rsaBits: number[] };
+
+export function errorResult(e: unknown): WireResult {
+  if (e instanceof RsaKeysNeeded) return { kind: 'prepare', rsaBits: e.bits };
+  if (e instanceof CofferError) return { kind: 'error', status: e.status, errors: e.errors, extra: e.extra };
+  const message = e instanceof Error ? e.message : String(e);
+  // Internal failures (storage, barrier) answer 500 like Vault's plain Go errors; never a partial write.
+  console.error('internal error:', e instanceof BarrierError ? message : e);
+  return { kind: 'error', status: 500, errors: [message] };
+}
+
+/** A failure as RPC data, for the calls that answer `{ ok }` replies instead of a WireResult. */
+export function errorReply(e: unknown, unavailable: string): { ok: false; status: number; errors: string[] } {
+  const r = errorResult(e);
+  return { ok: false, status: r.kind === 'error' ? r.status : 500, errors: r.kind === 'error' ? r.errors : [unavailable] };
+}

@@ -1,0 +1,108 @@
+// The one request pipeline every hosting object calls: locate what serves the request → audit
+// trail → caller → authorizer → dispatch (existence check, ACL, handler, commit, wrap, audit) →
+// error mapping. The objects differ only in their ports: where the mount lives, how a token is
+// validated, the storage a request writes to and the order writes run in.
+
+import type { Backend, LogicalResponse } from '../framework/backend';
+import type { Transaction } from '../framework/storage';
+import type { AclCache } from '../core/acl/cache';
+import type { MetricsRegistry } from '../core/metrics/registry';
+import { RequestTimer } from '../core/metrics/requests';
+import type { AuditTrail } from './audit-trail';
+import { authorizerFor } from './authorizer';
+import { callerFrom, type CallerPort } from './caller';
+import { dispatch, isUnauthenticatedPath, relativePath, type DispatchHooks, type MountContext, type WireRequest } from './dispatch';
+import { errorResult, type WireResult } from './result';
+
+/** One request's hold on its host: opened once the caller is known and authorised. */
+export interface Scope {
+  /** The request's transaction; opened inside `order`, so in the host's write order. */
+  transaction(): Transaction;
+  /** What the host adds to dispatch (the pipeline adds the audit and metrics hooks). */
+  hooks: DispatchHooks;
+  /** Runs the dispatch in the host's write order (a writes mutex, or beside it for reads). */
+  order(run: () => Promise<LogicalResponse>): Promise<LogicalResponse>;
+  /** Work due after the dispatch however it ended (undefined: none, nothing awaited). */
+  after?(): Promise<void> | undefined;
+}
+
+/** What serves a request: the backend at its mount, and the host's ways of running it. */
+export interface Host {
+  backend: Backend;
+  mount: MountContext;
+  acls: AclCache;
+  caller: CallerPort;
+  /** Unauthenticated paths of this mount are logins (an auth method), for the request metrics. */
+  logins?: boolean;
+  /** The request's audit trail; null for the paths Vault never audits. */
+  trail(wire: WireRequest, token: string): AuditTrail | null;
+  /** Answers the request before its caller is resolved (cubbyhole's legacy unwrap); null: go on. */
+  preempt?(wire: WireRequest, token: string, trail: AuditTrail | null): Promise<LogicalResponse | null> | null;
+  /** Runs once the caller is known, before authorisation (undefined: nothing to await). */
+  admitted?(wire: WireRequest): Promise<void> | undefined;
+  open(wire: WireRequest, relPath: string): Scope;
+}
+
+/** What the Worker routed a request by. */
+export interface Route {
+  /** The mount's route prefix, e.g. "secret/". */
+  prefix: string;
+  /** The mount entry's revision (mount objects: a tuned mount answers `gone`). */
+  revision?: number;
+}
+
+export interface ServePorts {
+  metrics: MetricsRegistry;
+  /**
+   * The host of the mount the Worker routed by, or a result instead (`gone`: the mount moved or
+   * went). Throws to refuse the request (sealed). Synchronous answers are not awaited.
+   */
+  locate(route: Route, wire: WireRequest): Host | WireResult | Promise<Host | WireResult>;
+  /** Awaited before every reply: what the request wrote, or read from others, is durable. */
+  settle?(): Promise<void>;
+}
+
+/** Serves one request; `token` is the raw client token ("" for none). */
+export async function serve(ports: ServePorts, route: Route, wire: WireRequest, token: string): Promise<WireResult> {
+  const timer = new RequestTimer(ports.metrics, route.prefix, wire.operation);
+  const result = await run(ports, route, wire, token, timer);
+  if (ports.settle) await ports.settle();
+  // A request sent back (gone, prepare) comes again and is measured then.
+  if (result.kind === 'ok' || result.kind === 'error') timer.done();
+  return result;
+}
+
+async function run(ports: ServePorts, route: Route, wire: WireRequest, token: string, timer: RequestTimer): Promise<WireResult> {
+  let trail: AuditTrail | null = null;
+  try {
+    const located = ports.locate(route, wire);
+    const host = located instanceof Promise ? await located : located;
+    if ('kind' in host) return host;
+    trail = host.trail(wire, token);
+    const early = host.preempt?.(wire, token, trail);
+    if (early) {
+      const response = await early;
+      if (response) return { kind: 'ok', response };
+    }
+    const relPath = relativePath(wire.path, host.mount.mountPoint);
+    const unauthenticated = isUnauthenticatedPath(host.backend, relPath);
+    timer.login = unauthenticated && host.logins === true;
+    let validation = token ? host.caller(token, wire) : null;
+    if (validation instanceof Promise) validation = await validation;
+    wire.auth = callerFrom(validation, unauthenticated);
+    const admitted = host.admitted?.(wire);
+    if (admitted) await admitted;
+    const authorizer = await authorizerFor(host.acls, wire.auth, wire.wrapTTL);
+    const scope = host.open(wire, relPath);
+    const hooks: DispatchHooks = { ...scope.hooks, audit: trail?.hooks, resolved: timer.resolved };
+    try {
+      const response = await scope.order(() => dispatch(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks));
+      return { kind: 'ok', response };
+    } finally {
+      const after = scope.after?.();
+      if (after) await after;
+    }
+  } catch (e) {
+    return errorResult(trail ? await trail.failed(e) : e);
+  }
+}
