@@ -1,19 +1,18 @@
 // The JWT/OIDC auth method (Vault's vault-plugin-auth-jwt): config, roles, JWT login and the
 // OIDC authorization-code flow.
 import type { Backend } from '../../framework/backend';
-import type { MountHost } from '../../registry';
 import { badRequest } from '../../framework/errors';
-import { configPaths } from './config';
-import { loginPaths } from './login';
-import { oidcPaths } from './oidc';
+import { configPaths } from './paths/config';
+import { loginPaths } from './paths/login';
+import { oidcPaths } from './paths/oidc';
 import { GOOGLE_ADMIN_API } from './provider-gsuite';
 import { MICROSOFT_GRAPH, type ProviderApis } from './providers';
-import { loadRole, rolePaths } from './roles';
+import { loadRole, rolePaths } from './paths/roles';
 
 export const JWT_UNAUTHENTICATED_PATHS = ['login', 'oidc/auth_url', 'oidc/callback'];
 
 /** `host`: the Google Admin SDK's and Microsoft Graph's URLs, when not the public ones (emulators). */
-export function jwtBackend(_options: Record<string, string> | null = null, host?: Pick<MountHost, 'googleAdminApi' | 'microsoftGraph'>): Backend {
+export function jwtBackend(_options: Record<string, string> | null = null, host?: Partial<ProviderApis>): Backend {
   const apis: ProviderApis = { googleAdminApi: host?.googleAdminApi || GOOGLE_ADMIN_API, microsoftGraph: host?.microsoftGraph || MICROSOFT_GRAPH };
   return {
     type: 'jwt',

@@ -7,7 +7,7 @@
 import type { Claims } from './claims';
 import type { JwtConfig } from './config';
 import { ASYMMETRIC_ALGS, SignatureError, verifySignature } from './keysource';
-import { DEFAULT_CLOCK_SKEW_LEEWAY, DEFAULT_EXPIRATION_LEEWAY, DEFAULT_NOT_BEFORE_LEEWAY, type JwtRole } from './roles';
+import { DEFAULT_CLOCK_SKEW_LEEWAY, DEFAULT_EXPIRATION_LEEWAY, DEFAULT_NOT_BEFORE_LEEWAY, type JwtRole } from './paths/roles';
 
 /** A refused token; the message is what follows "error validating token: ". */
 export class TokenValidationError extends Error {}

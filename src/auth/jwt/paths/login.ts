@@ -2,16 +2,16 @@
 // CIDRs, then the token itself), then builds the login from the claims. loginFromClaims is also
 // the last step of the OIDC callback.
 
-import { allowedByCIDRs } from '../../core/tokens/cidr';
-import type { LoginAuth, PathDef } from '../../framework/backend';
-import { badRequest, permissionDenied } from '../../framework/errors';
-import type { FieldSchemas } from '../../framework/fields';
-import { tokenLoginFields } from '../token/fields';
-import { ClaimError, getClaim, groupNames, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from './claims';
-import { loadConfig, type JwtConfig } from './config';
-import { configuredProvider, ProviderConfigError, providerGroups, providerUserInfo, type GroupsContext, type Provider, type ProviderApis } from './providers';
+import { allowedByCIDRs } from '../../../core/tokens/cidr';
+import type { LoginAuth, PathDef } from '../../../framework/backend';
+import { badRequest, permissionDenied } from '../../../framework/errors';
+import type { FieldSchemas } from '../../../framework/fields';
+import { tokenLoginFields } from '../../token/fields';
+import { ClaimError, getClaim, groupNames, extractMetadata, userClaimValue, validateBoundClaims, type Claims } from '../claims';
+import { loadConfig, type JwtConfig } from '../config';
+import { configuredProvider, ProviderConfigError, providerGroups, providerUserInfo, type GroupsContext, type Provider, type ProviderApis } from '../providers';
 import { loadRole, type JwtRole } from './roles';
-import { audienceOf, loginExpectations, TokenValidationError, validateToken } from './validate';
+import { audienceOf, loginExpectations, TokenValidationError, validateToken } from '../validate';
 
 const loginFields: FieldSchemas = {
   role: { type: 'lowercase-string', description: 'The role to log in against.' },

@@ -4,19 +4,19 @@
 // delivered), then the role's checks and the login as for a JWT. POST oidc/callback receives a
 // form_post from the provider and hands the state back to the UI window through an HTML page.
 
-import { allowedByCIDRs } from '../../core/tokens/cidr';
-import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
-import { badRequest, CofferError, permissionDenied } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import type { Claims } from './claims';
-import { authType, hasResponseType, loadConfig, type JwtConfig } from './config';
-import { discoveryDocument } from './keysource';
+import { allowedByCIDRs } from '../../../core/tokens/cidr';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
+import { badRequest, CofferError, permissionDenied } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import type { Claims } from '../claims';
+import { authType, hasResponseType, loadConfig, type JwtConfig } from '../config';
+import { discoveryDocument } from '../keysource';
 import { loginFromClaims } from './login';
-import type { ProviderApis } from './providers';
-import { exchangeCode, fetchUserInfo, type TokenSet } from './oidc-exchange';
-import { errorPage, formPostPage, htmlResponse } from './oidc-html';
-import { verifyIdToken } from './oidc-idtoken';
-import { bareState, formPostRedirect, mountFromRedirect, redirectAllowed, splitNamespace, stateWithNamespace } from './oidc-redirect';
+import type { ProviderApis } from '../providers';
+import { exchangeCode, fetchUserInfo, type TokenSet } from '../oidc-exchange';
+import { errorPage, formPostPage, htmlResponse } from '../oidc-html';
+import { verifyIdToken } from '../oidc-idtoken';
+import { bareState, formPostRedirect, mountFromRedirect, redirectAllowed, splitNamespace, stateWithNamespace } from '../oidc-redirect';
 import {
   codeChallenge,
   findPending,
@@ -28,9 +28,9 @@ import {
   sweepExpired,
   takePending,
   type PendingRequest,
-} from './oidc-state';
+} from '../oidc-state';
 import { loadRole, type JwtRole } from './roles';
-import { TokenValidationError } from './validate';
+import { TokenValidationError } from '../validate';
 
 // Prefixes the Vault UI looks for in error messages.
 const LOGIN_FAILED = 'Vault login failed.';

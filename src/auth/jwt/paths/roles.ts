@@ -1,13 +1,13 @@
 // auth/<mount>/role/:name and LIST role: what a login must present (audiences, subject, bound
 // claims), how its identity is read from the claims, the OIDC settings, and the token it gets.
 
-import type { LogicalRequest, PathDef } from '../../framework/backend';
-import { badRequest, notFound } from '../../framework/errors';
-import type { FieldData, FieldSchemas } from '../../framework/fields';
-import { getJSON, putJSON, type Storage } from '../../framework/storage';
-import { nameRegex } from '../../framework/backend';
-import { checkTokenLimits, emptyTokenParams, parseTokenFields, TOKEN_FIELDS, tokenFieldsView, type TokenParams } from '../token/fields';
-import { goValue } from './claims';
+import type { LogicalRequest, PathDef } from '../../../framework/backend';
+import { badRequest, notFound } from '../../../framework/errors';
+import type { FieldData, FieldSchemas } from '../../../framework/fields';
+import { getJSON, putJSON, type Storage } from '../../../framework/storage';
+import { nameRegex } from '../../../framework/backend';
+import { checkTokenLimits, emptyTokenParams, parseTokenFields, TOKEN_FIELDS, tokenFieldsView, type TokenParams } from '../../token/fields';
+import { goValue } from '../claims';
 
 export interface JwtRole {
   roleType: 'oidc' | 'jwt';
