@@ -20,7 +20,7 @@ async function mountFields(dir: MountDirectory, accessor: string): Promise<Recor
 }
 
 /** An entity alias as identity/entity-alias/id/:id returns it (and within an entity). */
-export async function aliasData(dir: MountDirectory, alias: AliasRecord): Promise<Record<string, unknown>> {
+export async function aliasView(dir: MountDirectory, alias: AliasRecord): Promise<Record<string, unknown>> {
   return sortedKeys({
     canonical_id: alias.canonicalId,
     creation_time: alias.creationTime,
@@ -38,7 +38,7 @@ export async function aliasData(dir: MountDirectory, alias: AliasRecord): Promis
 }
 
 /** A group alias as identity/group-alias/id/:id returns it (Vault reads both kinds alike). */
-export async function groupAliasData(dir: MountDirectory, alias: GroupAliasRecord): Promise<Record<string, unknown>> {
+export async function groupAliasView(dir: MountDirectory, alias: GroupAliasRecord): Promise<Record<string, unknown>> {
   return sortedKeys({
     canonical_id: alias.canonicalId,
     creation_time: alias.creationTime,
@@ -58,7 +58,7 @@ export async function groupAliasData(dir: MountDirectory, alias: GroupAliasRecor
 export async function entityData(store: IdentityStore, dir: MountDirectory, entity: EntityRecord): Promise<Record<string, unknown>> {
   const aliases = [];
   for (const alias of await store.aliasesOf(entity)) {
-    const { namespace_id: _ns, ...data } = await aliasData(dir, alias);
+    const { namespace_id: _ns, ...data } = await aliasView(dir, alias);
     aliases.push(data);
   }
   const { direct, inherited } = await entityGroups(store, entity.id);
@@ -81,7 +81,7 @@ export async function entityData(store: IdentityStore, dir: MountDirectory, enti
   });
 }
 
-export async function groupData(store: IdentityStore, dir: MountDirectory, group: GroupRecord): Promise<Record<string, unknown>> {
+export async function groupView(store: IdentityStore, dir: MountDirectory, group: GroupRecord): Promise<Record<string, unknown>> {
   const alias = group.aliasId ? await store.groupAlias(group.aliasId) : null;
   return sortedKeys({
     alias: alias

@@ -67,7 +67,7 @@ export function crlDurations(c: CrlConfig): { expiry: number; ocspExpiry: number
   };
 }
 
-export function crlConfigData(c: CrlConfig): Record<string, unknown> {
+export function crlConfigView(c: CrlConfig): Record<string, unknown> {
   return {
     expiry: c.expiry,
     disable: c.disable,
@@ -161,7 +161,7 @@ async function writeConfig(req: LogicalRequest, f: FieldData): Promise<LogicalRe
     // A shorter expiry or grace period may bring the scheduled rebuild forward.
     req.wakeAt?.(Date.now());
   }
-  return { data: crlConfigData(c) };
+  return { data: crlConfigView(c) };
 }
 
 export function crlConfigPaths(): PathDef[] {
@@ -186,7 +186,7 @@ export function crlConfigPaths(): PathDef[] {
       },
       summary: 'Configure CRL and OCSP building.',
       operations: {
-        read: async (req) => ({ data: crlConfigData(await loadCrlConfig(req.storage)) }),
+        read: async (req) => ({ data: crlConfigView(await loadCrlConfig(req.storage)) }),
         update: writeConfig,
       },
     },

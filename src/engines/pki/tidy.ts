@@ -371,7 +371,7 @@ export async function pkiPeriodic(storage: Storage, now: number): Promise<number
 
 // ---- response shapes ----
 
-export function autoTidyData(c: AutoTidyConfig): Record<string, unknown> {
+export function autoTidyView(c: AutoTidyConfig): Record<string, unknown> {
   return {
     enabled: c.enabled,
     interval_duration: c.intervalDuration,
@@ -405,7 +405,7 @@ export interface StatusExtras {
 }
 
 /** tidy-status (and tidy-cancel) data: every field, null where it does not apply. */
-export function tidyStatusData(run: TidyRun | null, x: StatusExtras): Record<string, unknown> {
+export function tidyStatusView(run: TidyRun | null, x: StatusExtras): Record<string, unknown> {
   const data: Record<string, unknown> = {
     safety_buffer: null,
     issuer_safety_buffer: null,

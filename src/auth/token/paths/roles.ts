@@ -84,7 +84,7 @@ function applyFields(role: TokenRole, f: FieldData): TokenRole {
   return next;
 }
 
-function roleData(r: TokenRole): Record<string, unknown> {
+function roleView(r: TokenRole): Record<string, unknown> {
   return {
     allowed_entity_aliases: r.allowedEntityAliases,
     allowed_policies: r.allowedPolicies,
@@ -133,7 +133,7 @@ export function rolePaths(ops: TokenOps): PathDef[] {
         read: async (_req, f) => {
           const role = await ops.role(f.get('role_name'));
           if (!role) throw notFound();
-          return { data: roleData(role) };
+          return { data: roleView(role) };
         },
         create: write,
         update: write,

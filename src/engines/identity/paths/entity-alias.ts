@@ -7,7 +7,7 @@ import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import { deleteAlias, writeAlias } from '../aliases';
 import { IdentityStore } from '../store';
 import type { MountDirectory } from '../../../core/identity/types';
-import { aliasData, aliasList } from '../views';
+import { aliasView, aliasList } from '../views';
 
 const aliasFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the entity alias. If set, updates the corresponding entity alias.' },
@@ -53,7 +53,7 @@ export function aliasPaths(dir: MountDirectory): PathDef[] {
         read: async (req, f) => {
           const alias = await store(req).alias(f.get('id'));
           if (!alias) throw notFound();
-          return { data: await aliasData(dir, alias) };
+          return { data: await aliasView(dir, alias) };
         },
         delete: async (req, f) => {
           await deleteAlias(store(req), f.get('id'));

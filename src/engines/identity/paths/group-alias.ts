@@ -7,7 +7,7 @@ import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import { deleteGroupAlias, writeGroupAlias } from '../group-aliases';
 import { IdentityStore } from '../store';
 import type { MountDirectory } from '../../../core/identity/types';
-import { groupAliasData, groupAliasList } from '../views';
+import { groupAliasView, groupAliasList } from '../views';
 
 const groupAliasFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the group alias.' },
@@ -49,7 +49,7 @@ export function groupAliasPaths(dir: MountDirectory): PathDef[] {
         read: async (req, f) => {
           const alias = await store(req).groupAlias(f.get('id'));
           if (!alias) throw notFound();
-          return { data: await groupAliasData(dir, alias) };
+          return { data: await groupAliasView(dir, alias) };
         },
         delete: async (req, f) => {
           await deleteGroupAlias(store(req), f.get('id'));

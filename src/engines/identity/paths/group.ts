@@ -7,7 +7,7 @@ import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import { deleteGroup, upsertGroup, type GroupInput } from '../groups';
 import { IdentityStore } from '../store';
 import type { GroupRecord, MountDirectory } from '../../../core/identity/types';
-import { groupData, groupList } from '../views';
+import { groupView, groupList } from '../views';
 
 const groupFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the group. If set, updates the corresponding existing group.' },
@@ -40,7 +40,7 @@ export function groupPaths(dir: MountDirectory): PathDef[] {
   };
   const read = async (req: LogicalRequest, group: GroupRecord | null) => {
     if (!group) throw notFound();
-    return { data: await groupData(store(req), dir, group) };
+    return { data: await groupView(store(req), dir, group) };
   };
   const remove = async (req: LogicalRequest, group: GroupRecord | null) => {
     if (group) await deleteGroup(store(req), group);

@@ -6,7 +6,7 @@ import { badRequest } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import { IdentityStore } from '../store';
 import type { MountDirectory } from '../../../core/identity/types';
-import { entityData, groupData } from '../views';
+import { entityData, groupView } from '../views';
 
 const lookupFields = (what: string): FieldSchemas => ({
   id: { type: 'string', description: `ID of the ${what}.` },
@@ -68,7 +68,7 @@ export function lookupPaths(dir: MountDirectory): PathDef[] {
           else if (q.by === 'name') groupId = (await s.groupByName(q.value))?.id ?? '';
           else groupId = (await s.groupAlias(q.value))?.canonicalId ?? '';
           const group = await s.group(groupId);
-          return group ? { data: await groupData(s, dir, group) } : null;
+          return group ? { data: await groupView(s, dir, group) } : null;
         },
       },
     },

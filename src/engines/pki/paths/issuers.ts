@@ -40,7 +40,7 @@ const PSS_WARNING =
 // ---- the issuer read shape ----
 
 /** GET issuer/:ref `data` (also the answer of updates and of issuer revocation). */
-export async function issuerData(storage: Storage, e: IssuerEntry): Promise<Record<string, unknown>> {
+export async function issuerView(storage: Storage, e: IssuerEntry): Promise<Record<string, unknown>> {
   const aia = e.aia;
   const data: Record<string, unknown> = {
     issuer_id: e.id,
@@ -70,7 +70,7 @@ export async function issuerData(storage: Storage, e: IssuerEntry): Promise<Reco
 export async function issuerResponse(storage: Storage, e: IssuerEntry, warnings: string[] = []): Promise<LogicalResponse> {
   const all = [...warnings];
   if (/PSS$/.test(e.revocationSignatureAlgorithm)) all.push(PSS_WARNING);
-  return { data: await issuerData(storage, e), ...(all.length ? { warnings: all } : {}) };
+  return { data: await issuerView(storage, e), ...(all.length ? { warnings: all } : {}) };
 }
 
 // ---- validation of issuer fields ----

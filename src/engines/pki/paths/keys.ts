@@ -31,7 +31,7 @@ const keyRef = (f: FieldData): string => {
 /** Colon-separated lowercase hex, as Vault prints key identifiers. */
 export const colonHex = (b: Uint8Array): string => toHex(b).match(/../g)?.join(':') ?? '';
 
-export async function keyData(e: KeyEntry): Promise<Record<string, unknown>> {
+export async function keyView(e: KeyEntry): Promise<Record<string, unknown>> {
   return {
     key_id: e.id,
     key_name: e.name,
@@ -71,7 +71,7 @@ async function renameKey(req: LogicalRequest, f: FieldData) {
   const next = { ...key, name };
   if (name !== key.name) await saveKey(req.storage, next);
   const warnings = name === '' ? [`Name successfully deleted, you will now need to reference this key by it's Id: ${key.id}`] : [];
-  return { data: await keyData(next), ...(warnings.length ? { warnings } : {}) };
+  return { data: await keyView(next), ...(warnings.length ? { warnings } : {}) };
 }
 
 async function removeKey(req: LogicalRequest, f: FieldData) {
@@ -119,7 +119,7 @@ export function keyPaths(): PathDef[] {
       },
       summary: 'Read, rename or delete a key.',
       operations: {
-        read: async (req, f) => ({ data: await keyData(await resolveKeyRef(req.storage, keyRef(f))) }),
+        read: async (req, f) => ({ data: await keyView(await resolveKeyRef(req.storage, keyRef(f))) }),
         update: renameKey,
         delete: removeKey,
       },

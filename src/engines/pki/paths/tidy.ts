@@ -18,8 +18,8 @@ import {
   setLastAutoTidy,
   startTidy,
   storedCounts,
-  tidyStatusData,
-  autoTidyData,
+  tidyStatusView,
+  autoTidyView,
   type TidyParams,
   type TidyRun,
 } from '../tidy';
@@ -51,9 +51,9 @@ async function backendUuid(req: LogicalRequest): Promise<string> {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
-async function statusData(req: LogicalRequest, run: TidyRun | null): Promise<Record<string, unknown>> {
+async function statusView(req: LogicalRequest, run: TidyRun | null): Promise<Record<string, unknown>> {
   const auto = await loadAutoTidy(req.storage);
-  return tidyStatusData(run, {
+  return tidyStatusView(run, {
     backendUuid: await backendUuid(req),
     lastAutoTidy: await lastAutoTidy(req.storage),
     counts: auto.maintainStoredCertificateCounts ? await storedCounts(req.storage) : null,
@@ -113,7 +113,7 @@ async function cancel(req: LogicalRequest): Promise<LogicalResponse> {
   }
   const run = await cancelTidy(req.storage);
   req.wakeAt?.(Date.now());
-  return { data: await statusData(req, run) };
+  return { data: await statusView(req, run) };
 }
 
 /**
@@ -186,7 +186,7 @@ async function writeAutoTidy(req: LogicalRequest, f: FieldData): Promise<Logical
   // Turning auto-tidy on starts its interval now, as Vault does.
   if (c.enabled && !wasEnabled) await setLastAutoTidy(req.storage, now);
   if (c.enabled && c.intervalDuration > 0) req.wakeAt?.((await lastAutoTidy(req.storage)) + c.intervalDuration * 1000);
-  return { data: autoTidyData(c) };
+  return { data: autoTidyView(c) };
 }
 
 export function tidyPaths(): PathDef[] {
@@ -200,7 +200,7 @@ export function tidyPaths(): PathDef[] {
     {
       pattern: 'tidy-status',
       summary: 'The state of the current or last tidy operation.',
-      operations: { read: async (req) => ({ data: await statusData(req, await loadTidyRun(req.storage)) }) },
+      operations: { read: async (req) => ({ data: await statusView(req, await loadTidyRun(req.storage)) }) },
     },
     {
       pattern: 'tidy-cancel',
@@ -220,7 +220,7 @@ export function tidyPaths(): PathDef[] {
       },
       summary: 'Configure automatic tidy.',
       operations: {
-        read: async (req) => ({ data: autoTidyData(await loadAutoTidy(req.storage)) }),
+        read: async (req) => ({ data: autoTidyView(await loadAutoTidy(req.storage)) }),
         update: writeAutoTidy,
       },
     },

@@ -6,7 +6,7 @@ import { upsertEntity } from '../../../../src/engines/identity/entities';
 import { writeGroupAlias } from '../../../../src/engines/identity/group-aliases';
 import { upsertGroup } from '../../../../src/engines/identity/groups';
 import { loginEntity } from '../../../../src/engines/identity/login';
-import { aliasData, aliasList, entityData, entityList, entityView, entityViews, groupAliasList, groupData, groupList } from '../../../../src/engines/identity/views';
+import { aliasView, aliasList, entityData, entityList, entityView, entityViews, groupAliasList, groupView, groupList } from '../../../../src/engines/identity/views';
 import { dir, fresh, JWT, USERPASS } from './fixtures';
 
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -92,14 +92,14 @@ describe('response shapes', () => {
         name: 'shape',
       },
     ]);
-    expect(await aliasData(dir, alias)).toMatchObject({ namespace_id: 'root', mount_path: 'auth/userpass/' });
+    expect(await aliasView(dir, alias)).toMatchObject({ namespace_id: 'root', mount_path: 'auth/userpass/' });
   });
 
   it('group reads carry the alias, members, parents and modify_index', async () => {
     const { store } = fresh();
     const written = (await writeGroupAlias(store, dir, { id: '', name: 'gh-team', mountAccessor: JWT, canonicalId: '' }))!;
     const { group: parent } = await upsertGroup(store, { name: 'parent', memberGroupIds: [written.groupId] });
-    const data = await groupData(store, dir, (await store.group(written.groupId))!);
+    const data = await groupView(store, dir, (await store.group(written.groupId))!);
     expect(data).toMatchObject({
       type: 'external',
       member_entity_ids: [],
@@ -120,8 +120,8 @@ describe('response shapes', () => {
         merged_from_canonical_ids: null,
       },
     });
-    expect((await groupData(store, dir, (await store.group(parent.id))!)).alias).toEqual({});
-    expect((await groupData(store, dir, (await store.group(parent.id))!)).member_group_ids).toEqual([written.groupId]);
+    expect((await groupView(store, dir, (await store.group(parent.id))!)).alias).toEqual({});
+    expect((await groupView(store, dir, (await store.group(parent.id))!)).member_group_ids).toEqual([written.groupId]);
   });
 
   it('lists with key_info as Vault does (entity key_info keyed by id, even for name lists)', async () => {
