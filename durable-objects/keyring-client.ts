@@ -21,8 +21,14 @@ export class RemoteKeyring implements KeyringSource {
     this.#fetchKeyring = fetchKeyring;
   }
 
+  /** The keyring when it may be used without asking again (a synchronous look); null otherwise. */
+  current(): Keyring | null {
+    return this.#ring && Date.now() - this.#fetchedAt < MAX_AGE_MS ? this.#ring : null;
+  }
+
   get(): Promise<Keyring> {
-    if (this.#ring && Date.now() - this.#fetchedAt < MAX_AGE_MS) return Promise.resolve(this.#ring);
+    const ring = this.current();
+    if (ring) return Promise.resolve(ring);
     if (!this.#inflight) {
       this.#inflight = this.#fetchKeyring()
         .then((wire) => {
