@@ -4,15 +4,13 @@ import { identityBackend } from './engines/identity';
 import type { MountDirectory } from './core/identity/types';
 import type { MountTypeInfo } from './core/mounts/service';
 import type { Backend } from './framework/backend';
-import { TOKEN_UNAUTHENTICATED_PATHS } from './auth/token';
 import { cubbyholeBackend } from './engines/cubbyhole';
 import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
 import { transitBackend } from './engines/transit';
-import { PKI_UNAUTHENTICATED_PATHS, pkiBackend } from './engines/pki';
+import { pkiBackend } from './engines/pki';
 import { testLoginBackend } from './auth/test-login';
-import { JWT_UNAUTHENTICATED_PATHS, jwtBackend } from './auth/jwt';
-import { SYS_UNAUTHENTICATED_PATHS } from './sys/special-paths';
+import { jwtBackend } from './auth/jwt';
 
 export type Host = 'system' | 'token' | 'mount';
 
@@ -29,8 +27,6 @@ export interface MountHost {
 
 export interface BackendType extends MountTypeInfo {
   host: Host;
-  /** Mount-relative paths needing no token; the Worker checks these before resolving one. */
-  unauthenticatedPaths: string[];
   /** For host 'mount': builds the backend for a mount's options. */
   create?(options: Record<string, string> | null, host: MountHost): Backend;
   /** Mountable only when the Worker runs with COFFER_TEST_ENGINES=1. */
@@ -38,42 +34,39 @@ export interface BackendType extends MountTypeInfo {
 }
 
 const TYPES: BackendType[] = [
-  { type: 'system', table: 'mounts', host: 'system', mountable: false, ownObject: false, unauthenticatedPaths: SYS_UNAUTHENTICATED_PATHS },
-  { type: 'cubbyhole', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: cubbyholeBackend },
-  { type: 'identity', table: 'mounts', host: 'mount', mountable: false, ownObject: true, unauthenticatedPaths: [], create: (_options, host) => identityBackend(host.authMounts) },
+  { type: 'system', table: 'mounts', host: 'system', mountable: false, ownObject: false },
+  { type: 'cubbyhole', table: 'mounts', host: 'mount', mountable: false, ownObject: true, create: cubbyholeBackend },
+  { type: 'identity', table: 'mounts', host: 'mount', mountable: false, ownObject: true, create: (_options, host) => identityBackend(host.authMounts) },
   {
     type: 'kv',
     table: 'mounts',
     host: 'mount',
     mountable: true,
     ownObject: true,
-    unauthenticatedPaths: [],
     create: kvBackend,
     validateOptions: validateKvOptions,
   },
-  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: [], create: (o, host) => transitBackend(o, { batchBudgetMs: host.transitBatchBudgetMs }) },
-  { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: PKI_UNAUTHENTICATED_PATHS, create: pkiBackend },
-  { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false, unauthenticatedPaths: TOKEN_UNAUTHENTICATED_PATHS },
+  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (o, host) => transitBackend(o, { batchBudgetMs: host.transitBatchBudgetMs }) },
+  { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: pkiBackend },
+  { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false },
   {
     type: 'coffer-test-leases',
     table: 'mounts',
     host: 'mount',
     mountable: true,
     ownObject: true,
-    unauthenticatedPaths: [],
     create: testLeasesBackend,
     testOnly: true,
   },
   // One method under both of Vault's names.
-  { type: 'jwt', table: 'auth', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS, create: jwtBackend },
-  { type: 'oidc', table: 'auth', host: 'mount', mountable: true, ownObject: true, unauthenticatedPaths: JWT_UNAUTHENTICATED_PATHS, create: jwtBackend },
+  { type: 'jwt', table: 'auth', host: 'mount', mountable: true, ownObject: true, create: jwtBackend },
+  { type: 'oidc', table: 'auth', host: 'mount', mountable: true, ownObject: true, create: jwtBackend },
   {
     type: 'coffer-test-login',
     table: 'auth',
     host: 'mount',
     mountable: true,
     ownObject: true,
-    unauthenticatedPaths: ['login'],
     create: testLoginBackend,
     testOnly: true,
   },

@@ -9,7 +9,7 @@ import { GOOGLE_ADMIN_API } from './provider-gsuite';
 import { MICROSOFT_GRAPH, type ProviderApis } from './providers';
 import { loadRole, rolePaths } from './paths/roles';
 
-export const JWT_UNAUTHENTICATED_PATHS = ['login', 'oidc/auth_url', 'oidc/callback'];
+const JWT_UNAUTHENTICATED_PATHS = ['login', 'oidc/auth_url', 'oidc/callback'];
 
 /** `host`: the Google Admin SDK's and Microsoft Graph's URLs, when not the public ones (emulators). */
 export function jwtBackend(_options: Record<string, string> | null = null, host?: Partial<ProviderApis>): Backend {

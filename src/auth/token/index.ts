@@ -9,7 +9,7 @@ import { renewPaths } from './paths/renew';
 import { revokePaths } from './paths/revoke';
 import { rolePaths } from './paths/roles';
 
-export const TOKEN_UNAUTHENTICATED_PATHS: string[] = [];
+const TOKEN_UNAUTHENTICATED_PATHS: string[] = [];
 /** Paths that need sudo in addition to the operation's capability (reference §4.6). */
 export const TOKEN_SUDO_PATHS = ['revoke-orphan', 'revoke-orphan/*', 'accessors', 'accessors/*'];
 

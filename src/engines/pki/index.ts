@@ -22,7 +22,7 @@ import { pkiPeriodic } from './tidy';
 import { tidyPaths } from './paths/tidy';
 
 /** Authority information anyone may read (Vault's PKI unauthenticated special paths). */
-export const PKI_UNAUTHENTICATED_PATHS = [
+const PKI_UNAUTHENTICATED_PATHS = [
   'cert/*',
   'ca/pem',
   'ca_chain',
