@@ -3,7 +3,7 @@
 import type { Backend } from '../../framework/backend';
 import { badRequest, permissionDenied } from '../../framework/errors';
 import { listRecursive, PrefixedStorage } from '../../framework/storage';
-import { passthroughPaths } from '../kv/passthrough';
+import { passthroughPaths } from '../../framework/passthrough-paths';
 
 export function cubbyholeBackend(): Backend {
   return {

@@ -3,7 +3,7 @@
 
 import type { Backend } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
-import { passthroughPaths } from './passthrough';
+import { passthroughPaths } from '../../framework/passthrough-paths';
 import { kvV2Backend } from './v2';
 
 export function kvBackend(options: Record<string, string> | null): Backend {

@@ -1,10 +1,10 @@
 // Unversioned key/value paths: the whole request body is the secret. Shared by KV v1 and the
 // cubbyhole engine, which differ only in where a request's keys live and in lease hints.
 
-import type { LogicalRequest, LogicalResponse, PathDef } from '../../framework/backend';
-import { parseDurationSeconds } from '../../framework/duration';
-import { badRequest, notFound } from '../../framework/errors';
-import { getJSON, putJSON, type Storage } from '../../framework/storage';
+import type { LogicalRequest, LogicalResponse, PathDef } from './backend';
+import { parseDurationSeconds } from './duration';
+import { badRequest, notFound } from './errors';
+import { getJSON, putJSON, type Storage } from './storage';
 
 export interface PassthroughOptions {
   /** The storage a request reads and writes (cubbyhole narrows it to the caller's token). */
