@@ -15,7 +15,7 @@ export default defineConfig({
           SEAL_KEY: TEST_SEAL_KEY,
           TOKEN_SHARDS: '3',
           COFFER_TEST_ENGINES: '1',
-          // Another fuzz run than the default one (test/integration/fuzz.test.ts).
+          // Another fuzz run than the default one (test/integration/hostile/fuzz.test.ts).
           FUZZ_SEED: process.env.FUZZ_SEED ?? '',
           FUZZ_CASES: process.env.FUZZ_CASES ?? '',
           FUZZ_ONLY: process.env.FUZZ_ONLY ?? '',

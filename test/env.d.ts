@@ -4,7 +4,7 @@ import type { Env as CofferEnv } from '../src/rpc/env';
 declare global {
   namespace Cloudflare {
     interface Env extends CofferEnv {
-      /** The fuzz run's seed and size (test/integration/fuzz.test.ts), from the environment. */
+      /** The fuzz run's seed and size (test/integration/hostile/fuzz.test.ts), from the environment. */
       FUZZ_SEED: string;
       FUZZ_CASES: string;
       FUZZ_ONLY: string;
