@@ -58,6 +58,8 @@ export interface ServePorts {
    * went). Throws to refuse the request (sealed). Synchronous answers are not awaited.
    */
   locate(route: Route, wire: WireRequest): Host | WireResult | Promise<Host | WireResult>;
+  /** Runs the whole request in the host's order (the SystemObject serialises its state changes). */
+  admit?(wire: WireRequest, run: () => Promise<WireResult>): Promise<WireResult>;
   /** Awaited before every reply: what the request wrote, or read from others, is durable. */
   settle?(): Promise<void>;
 }
@@ -65,7 +67,7 @@ export interface ServePorts {
 /** Serves one request; `token` is the raw client token ("" for none). */
 export async function serve(ports: ServePorts, route: Route, wire: WireRequest, token: string): Promise<WireResult> {
   const timer = new RequestTimer(ports.metrics, route.prefix, wire.operation);
-  const result = await run(ports, route, wire, token, timer);
+  const result = await (ports.admit ? ports.admit(wire, () => run(ports, route, wire, token, timer)) : run(ports, route, wire, token, timer));
   if (ports.settle) await ports.settle();
   // A request sent back (gone, prepare) comes again and is measured then.
   if (result.kind === 'ok' || result.kind === 'error') timer.done();
