@@ -5,30 +5,23 @@
 // their expiry and retried revocation from its alarm. Requests run through src/pipeline/serve.ts.
 
 import { DurableObject } from 'cloudflare:workers';
-import { AclCache } from '../src/core/acl/cache';
-import { IdentityCache } from '../src/core/identity/cache';
-import { LoginIdentityCache } from '../src/core/identity/login-cache';
 import type { IdentityLoginInput, IdentityView } from '../src/core/identity/types';
-import { LEASES_PREFIX, leaseData } from '../src/core/leases/mount-leases';
+import { LEASES_PREFIX } from '../src/core/leases/mount-leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { routePrefix, type MountEntry } from '../src/core/mounts/table';
 import { Mutex } from '../src/core/mutex';
-import { shardFor } from '../src/core/tokens/entry';
-import { TokenValidator } from '../src/core/tokens/validator';
-import { CachedMountDirectory } from '../src/engines/identity/mount-directory';
-import type { LogicalResponse } from '../src/framework/backend';
 import { badRequest } from '../src/framework/errors';
 import { getJSON, putJSON } from '../src/framework/storage';
 import type { WireRequest } from '../src/pipeline/dispatch';
 import { errorReply, errorResult, type WireResult } from '../src/pipeline/result';
 import { serve, type Route, type ServePorts } from '../src/pipeline/serve';
-import { wrapHook } from '../src/pipeline/wrapping';
 import type { IdentityLoginReply, MountContract, RenewReply } from '../src/rpc/contracts';
-import { tokenShardCount, transitBatchBudgetMs, type Env } from '../src/rpc/env';
-import { systemStub, tokenShardStub, wrapStore } from '../src/rpc/stubs';
-import { remoteAuditBroker } from './audit';
+import type { Env } from '../src/rpc/env';
+import { systemStub } from '../src/rpc/stubs';
 import { HostedMount, TOKEN_DATA, type MountSite } from './hosted-mount';
-import { IdentityClient } from './identity-client';
+import * as leases from './mount-lease-calls';
+import type { LeaseCall } from './mount-lease-calls';
+import { mountSite, type MountParts } from './mount-site';
 import { announceIdentityChange, identityLoginOn, identityViewsOn } from './mount-identity';
 import { ObjectStorage } from './object-storage';
 import { LATEST_ALARM } from './sqlite-physical';
@@ -43,9 +36,7 @@ export class MountObject extends DurableObject<Env> implements MountContract {
   private readonly grouped;
   /** The mount's write order (tests hold it by this name). */
   private readonly writes = new Mutex();
-  readonly #validator: TokenValidator;
-  readonly #acls: AclCache;
-  readonly #loginIdentities: LoginIdentityCache;
+  readonly #parts: MountParts;
   readonly #site: MountSite;
   readonly #ports: ServePorts;
   /** This object's requests and logins since it started (sys/metrics gathers it). */
@@ -57,46 +48,13 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     super(ctx, env);
     const storage = (this.#storage = new ObjectStorage(ctx, env));
     this.grouped = storage.grouped;
-    const holder = async () => (await this.#loadEntry())?.uuid ?? '';
-    const shardOf = (tokenOrAccessor: string) => tokenShardStub(env, shardFor(tokenOrAccessor, tokenShardCount(env)));
-    const validator = (this.#validator = new TokenValidator({
-      keys: storage.keyring,
-      leaseToken: async (token) => shardOf(token).lease(token, await holder()),
-      leaseAccessor: async (accessor) => shardOf(accessor).leaseAccessor(accessor, await holder()),
-    }));
-    const identity = new IdentityClient(env, { self: async () => ((await this.#loadEntry())?.type === 'identity' ? this : null) });
-    const entityViews = new IdentityCache(identity.views);
-    this.#acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity: entityViews });
-    this.#loginIdentities = new LoginIdentityCache((input) => identity.login(input));
-    const wrap = wrapHook(wrapStore(env));
-    this.#site = {
-      storage,
-      writes: this.writes,
-      acls: this.#acls,
-      caller: (token, wire) => validator.validate(token, wire.clientIP),
-      audit: remoteAuditBroker(env, this.#metrics),
-      backendHost: {
-        // Auth mounts by accessor, for the identity engine's aliases.
-        authMounts: new CachedMountDirectory(() => systemStub(env).authMounts()),
-        googleAdminApi: env.GOOGLE_ADMIN_API_URL,
-        microsoftGraph: env.MICROSOFT_GRAPH_URL,
-        transitBatchBudgetMs: transitBatchBudgetMs(env),
-      },
-      login: { identity: (input) => this.#loginIdentities.resolve(input), issue: (token, partial) => shardOf(token).issueLogin(token, partial), metrics: this.#metrics },
-      wrap: async (response, wire, mount) => {
-        // The wrapped copy is stored elsewhere: only once what it reports is written here.
-        await storage.grouped.durable();
-        return wrap(response, wire, mount);
-      },
-      tokenData: new Set(),
-      shardOf,
-      entityView: async (entityId) => {
-        const e = (await entityViews.viewOf(entityId))?.context.entity;
-        return e ? { id: e.id, name: e.name, aliases: e.aliases.map((a) => ({ mountAccessor: a.mountAccessor, name: a.name })) } : null;
-      },
+    this.#parts = mountSite(env, storage, this.writes, this.#metrics, {
+      entry: () => this.#loadEntry(),
+      self: this,
       wakeAt: (at) => this.#wakeAt(at),
       announceIdentityChange: () => this.#announceIdentityChange(),
-    };
+    });
+    this.#site = this.#parts.site;
     this.#ports = {
       metrics: this.#metrics,
       locate: (route) => this.#locate(route),
@@ -200,14 +158,14 @@ export class MountObject extends DurableObject<Env> implements MountContract {
   async dropKeys(): Promise<void> {
     this.#storage.forgetKeys();
     this.#entry = undefined;
-    this.#validator.leases.clear();
+    this.#parts.validator.leases.clear();
     await this.policiesChanged();
   }
 
   /** Called by the SystemObject when a policy changed: compiled ACLs are stale. */
   async policiesChanged(): Promise<void> {
-    this.#acls.clear();
-    this.#loginIdentities.clear();
+    this.#site.acls.clear();
+    this.#parts.loginIdentities.clear();
   }
 
   /** Called by the SystemObject when an audit device was enabled or disabled. */
@@ -217,15 +175,15 @@ export class MountObject extends DurableObject<Env> implements MountContract {
 
   /** Called by a token's shard when the token was revoked. */
   async forgetToken(accessor: string): Promise<void> {
-    this.#validator.leases.forgetAccessor(accessor);
+    this.#parts.validator.leases.forgetAccessor(accessor);
   }
 
   // ---- leases (called by the SystemObject for sys/leases/*, and by token shards) ----
 
-  #leaseCall(fn: (h: HostedMount) => Promise<LogicalResponse>): Promise<WireResult> {
+  #leaseCall(call: LeaseCall): Promise<WireResult> {
     return this.writes.run(async () => {
       try {
-        return { kind: 'ok', response: await fn(await this.#hostedNow()) };
+        return { kind: 'ok', response: await call(await this.#hostedNow()) };
       } catch (e) {
         return errorResult(e);
       }
@@ -233,40 +191,22 @@ export class MountObject extends DurableObject<Env> implements MountContract {
   }
 
   leaseLookup(id: string): Promise<WireResult> {
-    return this.#leaseCall(async (h) => ({ data: leaseData(await h.leases.lookup(id)) }));
+    return this.#leaseCall(leases.leaseLookup(id));
   }
-
   leaseRenew(id: string, increment: number): Promise<WireResult> {
-    return this.#leaseCall(async (h) => {
-      const lease = await h.leases.renew(id, increment, h.mount.mountConfig.maxLeaseTTL);
-      await this.#wakeAt(lease.expireTime);
-      return { leaseId: lease.id, lease: { ttl: Math.round((lease.expireTime - Date.now()) / 1000), renewable: lease.renewable } };
-    });
+    return this.#leaseCall(leases.leaseRenew(id, increment, (at) => this.#wakeAt(at)));
   }
-
   leaseRevoke(id: string, force: boolean): Promise<WireResult> {
-    return this.#leaseCall(async (h) => {
-      await h.leases.revoke(id, force);
-      return {};
-    });
+    return this.#leaseCall(leases.leaseRevoke(id, force));
   }
-
   leaseRevokePrefix(prefix: string, force: boolean): Promise<WireResult> {
-    return this.#leaseCall(async (h) => {
-      const { failed } = await h.leases.revokePrefix(prefix, force);
-      if (failed.length > 0) throw badRequest(`failed to revoke ${failed.length} lease(s) (will retry): ${failed.slice(0, 5).join(', ')}`);
-      return {};
-    });
+    return this.#leaseCall(leases.leaseRevokePrefix(prefix, force));
   }
-
   leaseList(prefix: string): Promise<WireResult> {
-    return this.#leaseCall(async (h) => ({ data: { keys: await h.leases.list(prefix) } }));
+    return this.#leaseCall(leases.leaseList(prefix));
   }
-
   leaseIrrevocable(): Promise<WireResult> {
-    return this.#leaseCall(async (h) => ({
-      data: { leases: (await h.leases.irrevocable()).map((l) => ({ lease_id: l.id, error: l.revoking?.lastError ?? '' })) },
-    }));
+    return this.#leaseCall(leases.leaseIrrevocable);
   }
 
   /** sys/leases/tidy: expire what is due and retry failed revocations now. */

@@ -4,29 +4,23 @@
 // callers whose tokens it holds, through src/pipeline/serve.ts.
 
 import { DurableObject } from 'cloudflare:workers';
-import { tokenBackend } from '../src/auth/token';
-import type { Caller, TokenMountConfig } from '../src/auth/token/ops';
 import { AclCache } from '../src/core/acl/cache';
 import { ActivityLog, type ActivityRecord } from '../src/core/activity/log';
+import type { AuditBroker } from '../src/core/audit/broker';
 import { IdentityCache } from '../src/core/identity/cache';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
-import { decodeBatchToken, encodeBatchToken } from '../src/core/tokens/batch';
-import { allowedByCIDRs } from '../src/core/tokens/cidr';
 import { authContextFor, BATCH_TOKEN_PREFIX, shardFor, type TokenEntry } from '../src/core/tokens/entry';
 import type { LeaseReply } from '../src/core/tokens/leases';
 import type { TokenRole } from '../src/core/tokens/roles';
 import { TokenShard } from '../src/core/tokens/shard';
 import { TOKENS_PREFIX, type WrappedResponse } from '../src/core/tokens/store';
-import type { Validation } from '../src/core/tokens/validator';
-import type { AuthContext, Backend, RenewLimits } from '../src/framework/backend';
-import { CofferError, sealedError } from '../src/framework/errors';
-import { getJSON, prefixedTransaction, putJSON } from '../src/framework/storage';
-import { AuditTrail } from '../src/pipeline/audit-trail';
-import type { CallerPort } from '../src/pipeline/caller';
+import type { AuthContext, RenewLimits } from '../src/framework/backend';
+import { CofferError } from '../src/framework/errors';
+import { getJSON, putJSON } from '../src/framework/storage';
 import type { WireRequest } from '../src/pipeline/dispatch';
 import type { WireResult } from '../src/pipeline/result';
-import { serve, type Host, type Route, type Scope, type ServePorts } from '../src/pipeline/serve';
-import { wrapHook, type WrapStore } from '../src/pipeline/wrapping';
+import { serve } from '../src/pipeline/serve';
+import type { WrapStore } from '../src/pipeline/wrapping';
 import type { RenewedReply, Resolution, TokenStoreContract } from '../src/rpc/contracts';
 import { intVar, tokenShardCount, type Env } from '../src/rpc/env';
 import { mountStub, systemStub, tokenShardStub } from '../src/rpc/stubs';
@@ -34,11 +28,11 @@ import { remoteAuditBroker } from './audit';
 import { IdentityClient } from './identity-client';
 import { ObjectStorage } from './object-storage';
 import { LATEST_ALARM } from './sqlite-physical';
-import { shardTokenOps, type Peer } from './token-ops';
+import type { Peer } from './token-ops';
+import { TokenServing } from './token-serving';
 
 /** Lease holders are named "mount:<uuid>" or "shard:<n>". */
 const mountHolder = (uuid: string) => `mount:${uuid}`;
-const MOUNT_CONFIG_TTL_MS = 30_000;
 
 type Issued = { token: string; entry: TokenEntry };
 
@@ -48,74 +42,44 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
   private readonly shard: TokenShard;
   readonly #shardNo: number;
   readonly #shards: number;
-  #mountConfig: { config: TokenMountConfig; at: number } | null = null;
   readonly #acls: AclCache;
-  readonly #audit;
+  readonly #audit: AuditBroker;
   /** This shard's requests and token creations since it started (sys/metrics gathers it). */
   readonly #metrics = new MetricsRegistry();
   /** The clients whose tokens this shard sees (sys/internal/counters/activity gathers it). */
   readonly #activity: ActivityLog;
-  /** The caller of each request being served, by the AuthContext it carries (see #validate). */
-  readonly #callers = new WeakMap<AuthContext, Caller>();
-  /** auth/token/*, built once: its operations find the request's caller in #callers. */
-  readonly #backend: Backend;
-  readonly #ports: ServePorts;
-  /** auth/token/'s host, for the mount settings it was built with. */
-  #host: { config: TokenMountConfig; prefix: string; host: Host } | null = null;
+  readonly #serving: TokenServing;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const storage = (this.#storage = new ObjectStorage(ctx, env));
     // Staged with the requests' writes: a first sighting must not cost a commit of its own.
-    this.#activity = new ActivityLog(storage.requestBarrier);
-    this.#shards = tokenShardCount(env);
-    this.#shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0;
+    const activity = (this.#activity = new ActivityLog(storage.requestBarrier));
+    const shards = (this.#shards = tokenShardCount(env));
+    const shardNo = (this.#shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0);
     const identityClient = new IdentityClient(env);
     const identity = new IdentityCache(identityClient.views);
-    this.#acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity });
-    this.#audit = remoteAuditBroker(env, this.#metrics);
+    const acls = (this.#acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity }));
+    const audit = (this.#audit = remoteAuditBroker(env, this.#metrics));
+    const peer = (n: number) => this.#peer(n);
     const shard = (this.shard = new TokenShard(
       storage.barrier,
       {
-        shard: this.#shardNo,
-        shards: this.#shards,
-        peer: (n) => this.#peer(n),
+        shard: shardNo,
+        shards,
+        peer,
         notifyHolder: (holder, accessor) => this.#notifyHolder(holder, accessor),
         revokeTokenLeases: (accessor) => this.#revokeTokenLeases(accessor),
         wakeAt: (at) => this.#wakeAt(at),
         leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
-        active: (entry, now) => this.#activity.note(entry, now),
+        active: (entry, now) => activity.note(entry, now),
       },
       storage.requestBarrier,
     ));
-    this.#backend = tokenBackend(
-      shardTokenOps({
-        env,
-        shard,
-        shards: this.#shards,
-        peer: (n) => this.#peer(n),
-        metrics: this.#metrics,
-        identity,
-        identityClient,
-        mountConfig: () => this.#mountConfigNow(),
-        caller: (req) => (req.auth && this.#callers.get(req.auth)) ?? null,
-        issueBatch: (partial) => this.#issueBatch(partial),
-        openBatch: (token) => this.#openBatch(token),
-      }),
-    );
-    this.#ports = { metrics: this.#metrics, locate: (route) => this.#locate(route) };
+    // New wrapping tokens go to their own shard (possibly this one, without a round trip).
+    const wrapStore: WrapStore = (token, record) => (shardFor(token, shards) === shardNo ? this.wrap(token, record) : tokenShardStub(env, shardFor(token, shards)).wrap(token, record));
+    this.#serving = new TokenServing({ env, storage, shard, shards, peer, metrics: this.#metrics, activity, acls, audit, identity, identityClient, wrapStore });
   }
-
-  /** New wrapping tokens go to their own shard (possibly this one, without a round trip). */
-  readonly #wrapStore: WrapStore = (token, record) =>
-    shardFor(token, this.#shards) === this.#shardNo ? this.wrap(token, record) : tokenShardStub(this.env, shardFor(token, this.#shards)).wrap(token, record);
-
-  /** auth/token/* requests write through the shard's own storage, in no particular order. */
-  readonly #scope: Scope = {
-    transaction: () => prefixedTransaction(this.#storage.barrier.transaction(), 'logical/'),
-    hooks: { wrap: wrapHook(this.#wrapStore) },
-    order: (run) => run(),
-  };
 
   #peer(n: number): Peer & TokenStoreContract {
     return n === this.#shardNo ? this : tokenShardStub(this.env, n);
@@ -148,22 +112,15 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
     if (next !== null) await this.#wakeAt(next);
   }
 
-  /** Whether the keyring can be had: a sealed (or uninitialised) cluster validates no token. */
-  async #unsealed(): Promise<boolean> {
-    try {
-      await this.#storage.keyring.get();
-      return true;
-    } catch (e) {
-      if (e instanceof CofferError && e.status === 503) return false;
-      throw e;
-    }
+  #unsealed(): Promise<boolean> {
+    return this.#serving.unsealed();
   }
 
   // ---- for the SystemObject ----
   async dropKeys(): Promise<void> {
     this.#storage.forgetKeys();
     this.shard.reset();
-    this.#mountConfig = null;
+    this.#serving.forget();
     this.#acls.clear();
   }
 
@@ -185,20 +142,13 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
    * `token` so that it does (shardFor). A batch token is sealed with the keyring and stored nowhere.
    */
   async issueLogin(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<Issued> {
-    if (partial.type === 'batch') return this.#issueBatch(partial);
+    if (partial.type === 'batch') return this.#serving.issueBatch(partial);
     const entry: TokenEntry = { ...partial, accessor: this.shard.tokens.accessorFor(token) };
     await this.shard.storeLogin(token, entry);
     // The caller learns the token only once its rows are in SQLite (then the output gate holds
     // this reply until they are committed, with those of the logins served beside it).
     await this.#storage.grouped.durable();
     return { token, entry };
-  }
-
-  /** A batch token: the entry sealed with the keyring, stored nowhere (its client counts now: its use never reaches a shard). */
-  async #issueBatch(partial: Omit<TokenEntry, 'accessor'>): Promise<Issued> {
-    const entry: TokenEntry = { ...partial, accessor: '' };
-    await this.#activity.note(entry);
-    return { token: await encodeBatchToken(entry, await this.#storage.keyring.get()), entry };
   }
 
   /** This shard holds no leases on other shards' tokens; nothing to forget. */
@@ -208,7 +158,7 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
   async resolve(token: string): Promise<Resolution> {
     if (!(await this.#unsealed())) return { sealed: true, auth: null };
     if (token.startsWith(BATCH_TOKEN_PREFIX)) {
-      const entry = await this.#openBatch(token);
+      const entry = await this.#serving.openBatch(token);
       return { sealed: false, auth: entry ? authContextFor(entry) : null };
     }
     const stored = await this.shard.tokens.lookup(token);
@@ -363,75 +313,6 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
 
   /** Serves auth/token/* for the caller's token (routed here by it). */
   handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult> {
-    return serve(this.#ports, { prefix }, wire, token);
-  }
-
-  /** auth/token/'s host; without waiting when the keyring and the mount settings are fresh. */
-  #locate({ prefix }: Route): Host | Promise<Host> {
-    const config = this.#mountConfig;
-    if (this.#storage.keyring.current() && config && Date.now() - config.at < MOUNT_CONFIG_TTL_MS) return this.#hostFor(prefix, config.config);
-    return this.#locateSlowly(prefix);
-  }
-
-  async #locateSlowly(prefix: string): Promise<Host> {
-    if (!(await this.#unsealed())) throw sealedError();
-    return this.#hostFor(prefix, await this.#mountConfigNow());
-  }
-
-  #hostFor(prefix: string, config: TokenMountConfig): Host {
-    if (this.#host?.config === config && this.#host.prefix === prefix) return this.#host.host;
-    const mount = {
-      mountPoint: prefix,
-      mountType: 'token',
-      mountAccessor: config.accessor ?? '',
-      mountConfig: { defaultLeaseTTL: config.defaultLeaseTTL, maxLeaseTTL: config.maxLeaseTTL },
-      mountOptions: {},
-    };
-    const nonHMAC = { nonHMACRequestKeys: config.auditNonHMACRequestKeys, nonHMACResponseKeys: config.auditNonHMACResponseKeys };
-    const host: Host = {
-      backend: this.#backend,
-      mount,
-      acls: this.#acls,
-      caller: this.#caller,
-      trail: (wire, token) => new AuditTrail(this.#audit, { wire, mount, token, ...nonHMAC }),
-      open: () => this.#scope,
-    };
-    this.#host = { config, prefix, host };
-    return host;
-  }
-
-  async #mountConfigNow(): Promise<TokenMountConfig> {
-    if (this.#mountConfig && Date.now() - this.#mountConfig.at < MOUNT_CONFIG_TTL_MS) return this.#mountConfig.config;
-    const config = await systemStub(this.env).tokenMountConfig();
-    this.#mountConfig = { config, at: Date.now() };
-    return config;
-  }
-
-  /** A batch token's entry, if it opens and its parent (if any) is still alive. */
-  async #openBatch(token: string): Promise<TokenEntry | null> {
-    const entry = await decodeBatchToken(token, this.#storage.keyring);
-    if (!entry || (entry.expireTime !== null && entry.expireTime <= Date.now())) return null;
-    if (entry.parent && !(await this.#peer(shardFor(entry.parent, this.#shards)).lookupAccessor(entry.parent))) return null;
-    return entry;
-  }
-
-  /** The caller of an auth/token/* request: a token of this shard (a use spent), or a batch token. */
-  readonly #caller: CallerPort = (token, wire) => this.#validate(token, wire.clientIP);
-
-  async #validate(token: string, clientIP: string): Promise<Validation> {
-    let entry: TokenEntry | null;
-    if (token.startsWith(BATCH_TOKEN_PREFIX)) entry = await this.#openBatch(token);
-    else {
-      entry = (await this.shard.tokens.lookup(token))?.entry ?? null;
-      if (entry && entry.numUses > 0 && !(await this.shard.use(token))) entry = null;
-    }
-    if (!entry) return { status: 'invalid' };
-    // A root token that never expires is exempt from its CIDR binding (the way back in).
-    const exempt = entry.policies.includes('root') && entry.expireTime === null;
-    if (!exempt && !allowedByCIDRs(entry.boundCidrs, clientIP)) return { status: 'cidr' };
-    if (entry.accessor) await this.#activity.note(entry);
-    const auth = authContextFor(entry);
-    this.#callers.set(auth, { token, entry });
-    return { status: 'ok', auth };
+    return serve(this.#serving.ports, { prefix }, wire, token);
   }
 }
