@@ -8,7 +8,7 @@ import type { WireResult } from '../src/pipeline/result';
 import type { Env } from '../src/rpc/env';
 import { mountStub } from '../src/rpc/stubs';
 import { backendType } from '../src/registry';
-import type { LeaseOp } from '../src/sys/paths/leases';
+import type { LeaseOp } from '../src/sys/context';
 
 const unwrap = (r: WireResult): LogicalResponse => {
   if (r.kind === 'ok') return r.response;

@@ -7,7 +7,6 @@ import type { PolicyStore } from '../core/acl/policy-store';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
-import type { LeaseOp } from './paths/leases';
 
 export interface SystemServices {
   core: SealState;
@@ -60,3 +59,13 @@ export interface CapabilitySubject {
   policies: string[];
   entityId: string;
 }
+
+/** A lease call sys/leases/* forwards to the object of the mount that issued the lease. */
+export type LeaseOp =
+  | { op: 'lookup'; id: string }
+  | { op: 'renew'; id: string; increment: number }
+  | { op: 'revoke'; id: string; force: boolean }
+  | { op: 'revoke-prefix'; prefix: string; force: boolean }
+  | { op: 'list'; prefix: string }
+  | { op: 'irrevocable' }
+  | { op: 'tidy' };

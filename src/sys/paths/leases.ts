@@ -4,16 +4,7 @@
 import type { LogicalResponse, PathDef } from '../../framework/backend';
 import { badRequest, notFound } from '../../framework/errors';
 import type { FieldSchemas } from '../../framework/fields';
-import type { SystemServices } from '../context';
-
-export type LeaseOp =
-  | { op: 'lookup'; id: string }
-  | { op: 'renew'; id: string; increment: number }
-  | { op: 'revoke'; id: string; force: boolean }
-  | { op: 'revoke-prefix'; prefix: string; force: boolean }
-  | { op: 'list'; prefix: string }
-  | { op: 'irrevocable' }
-  | { op: 'tidy' };
+import type { LeaseOp, SystemServices } from '../context';
 
 const TIDY_WARNING = 'Tidy operation successfully started. Any information from the operation will be printed to the server\'s logs.';
 
