@@ -120,7 +120,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       core,
       mounts,
       sealCluster: () => this.#sealCluster(),
-      leaseCall: async (op) => leaseCall(env, await mounts.routes(), op),
+      leaseCall: async (op) => await leaseCall(env, await mounts.routes(), op),
       policies,
       policiesChanged: () => this.#policiesChanged(),
       tokenPolicies: (ref) => this.#tokenPolicies(ref),

@@ -71,7 +71,7 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
   };
 
   return {
-    caller: async (req) => site.caller(req),
+    caller: async (req) => await site.caller(req),
     mountConfig: () => site.mountConfig(),
     issue: async (partial, id) => {
       const issued = partial.type === 'batch' ? await site.issueBatch(partial) : await createService(partial, id);
