@@ -14,7 +14,7 @@ import { sealFromSecret, type Seal } from '../src/core/barrier/seal';
 import { SealState } from '../src/core/barrier/seal-state';
 import { IdentityCache } from '../src/core/identity/cache';
 import type { AuthMountInfo } from '../src/core/identity/types';
-import { mergeSnapshots, MetricsRegistry, type Gauge, type MetricsSnapshot } from '../src/core/metrics/registry';
+import { MetricsRegistry } from '../src/core/metrics/registry';
 import { countAuditFailure } from '../src/core/metrics/requests';
 import { MountService } from '../src/core/mounts/service';
 import { effectiveTTLs, routePrefix, type RouteEntry } from '../src/core/mounts/table';
@@ -40,6 +40,7 @@ import { sendToDevice } from './audit';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
 import { leaseCall } from './system-leases';
+import { gatherMetrics } from './system-metrics';
 import { Notices, type Target } from './system-notices';
 
 const SYS: Route = { prefix: 'sys/' };
@@ -134,7 +135,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       },
       canSee: async (auth, prefix) => (auth ? (await acls.aclFor(auth)).hasAccessUnder(prefix) : false),
       audit: this.audit,
-      metrics: () => this.#gatherMetrics(),
+      metrics: () => gatherMetrics(env, this.#metrics, mounts, () => core.isSealed()),
       serviceTokens: async () => (await Promise.all(allShards().map((shard) => shard.serviceTokens()))).reduce((a, b) => a + b, 0),
       activity: async (months) => {
         const parts = await Promise.all(allShards().map((shard) => shard.activityMonths(months)));
@@ -186,29 +187,6 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
   async auditRefusal(wire: WireRequest, status: number, errors: string[]): Promise<WireResult> {
     const refusal = new CofferError(status, errors);
     return errorResult((await this.#sysTrail(wire)?.failed(refusal)) ?? refusal);
-  }
-
-  /**
-   * sys/metrics: this object's requests, every token shard's and every mount object's, with the
-   * gauges of the cluster (seal state, mount tables). An object that cannot answer is left out.
-   */
-  async #gatherMetrics(): Promise<MetricsSnapshot> {
-    const entries = [...(await this.#mounts.list('mounts')), ...(await this.#mounts.list('auth'))];
-    const tables = new Map<string, number>();
-    for (const e of entries) {
-      const key = `${e.table === 'auth' ? 'auth' : 'logical'}|${e.local}`;
-      tables.set(key, (tables.get(key) ?? 0) + 1);
-    }
-    const gauges: Gauge[] = [{ name: 'vault.core.unsealed', labels: {}, value: (await this.#core.isSealed()) ? 0 : 1 }];
-    for (const [key, value] of tables) {
-      const [type, local] = key.split('|');
-      gauges.push({ name: 'vault.core.mount_table.num_entries', labels: { type, local }, value });
-    }
-    const others = await Promise.allSettled([
-      ...allTokenShards(this.env).map((shard) => shard.metricsSnapshot()),
-      ...(await this.#mounts.objectEntries()).map((e) => mountStub(this.env, e.uuid).metricsSnapshot()),
-    ]);
-    return mergeSnapshots([this.#metrics.snapshot(gauges), ...others.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))]);
   }
 
   /** The enabled audit devices, for every hosting object's broker; null while sealed. */
