@@ -12,8 +12,7 @@ const layer = (name, from, allowed, comment) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'Import circles make load order and layering fragile.', from: {}, to: { circular: true } },
-    // A warning until crypto throws its own error type (four PKI files still throw the framework's 400).
-    { ...layer('crypto-imports-nothing-of-the-app', '^src/crypto/', '^src/crypto/', 'crypto is the bottom layer: helpers over WebCrypto and audited libraries.'), severity: 'warn' },
+    layer('crypto-imports-nothing-of-the-app', '^src/crypto/', '^src/crypto/', 'crypto is the bottom layer: helpers over WebCrypto and audited libraries.'),
     layer('framework-above-crypto-only', '^src/framework/', '^src/(framework|crypto)/', 'The framework sees only itself and crypto.'),
     layer('core-above-framework-only', '^src/core/', '^src/(core|framework|crypto)/', 'core is pure logic over Storage.'),
     layer(

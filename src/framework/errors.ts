@@ -1,6 +1,8 @@
 // Logical errors carry the HTTP status and the `errors` list of Vault's error envelope.
 // Handlers throw these; the HTTP layer turns them into `{"errors": [...]}` with the status.
 
+import { CryptoInputError } from '../crypto/errors';
+
 export class CofferError extends Error {
   constructor(
     readonly status: number,
@@ -19,6 +21,8 @@ export function multierror(messages: string[]): string {
 }
 
 export const badRequest = (message: string): CofferError => new CofferError(400, [message]);
+/** Crypto's bad-input error as the 400 it answers; any other error unchanged. */
+export const asCofferError = (e: unknown): unknown => (e instanceof CryptoInputError ? badRequest(e.message) : e);
 /** Vault answers a missing item with an empty error list. */
 export const notFound = (): CofferError => new CofferError(404, []);
 export const permissionDenied = (): CofferError => new CofferError(403, [multierror(['permission denied'])]);

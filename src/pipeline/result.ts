@@ -2,7 +2,7 @@
 // not preserve error classes, so errors travel as data.
 
 import type { LogicalResponse } from '../framework/backend';
-import { CofferError, RsaKeysNeeded } from '../framework/errors';
+import { asCofferError, CofferError, RsaKeysNeeded } from '../framework/errors';
 import { BarrierError } from '../core/barrier/barrier';
 
 export type WireResult =
@@ -13,7 +13,8 @@ export type WireResult =
   /** Make RSA key pairs of these sizes and send the request again with them (RsaKeysNeeded). */
   | { kind: 'prepare'; rsaBits: number[] };
 
-export function errorResult(e: unknown): WireResult {
+export function errorResult(error: unknown): WireResult {
+  const e = asCofferError(error);
   if (e instanceof RsaKeysNeeded) return { kind: 'prepare', rsaBits: e.bits };
   if (e instanceof CofferError) return { kind: 'error', status: e.status, errors: e.errors, extra: e.extra };
   const message = e instanceof Error ? e.message : String(e);

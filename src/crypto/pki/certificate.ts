@@ -51,7 +51,7 @@ import {
   DirectoryString,
 } from '@peculiar/asn1-x509';
 import { RsaSaPssParams, id_RSASSA_PSS } from '@peculiar/asn1-rsa';
-import { badRequest } from '../../framework/errors';
+import { CryptoInputError } from '../errors';
 import { bytesEqual, toHex } from '../encoding';
 import { pemBlocks, toPem } from '../pem';
 import { subjectKeyId, verifySignature, type Signer } from './keys';
@@ -215,7 +215,7 @@ export function sanGeneralNames(sans: SanSet): GeneralName[] {
   const names: GeneralName[] = [];
   // Vault puts other names first, then Go's DNS, email, IP, URI order.
   for (const o of sans.otherNames) {
-    if (!isOid(o.oid)) throw badRequest(`invalid other SAN OID: ${o.oid}`);
+    if (!isOid(o.oid)) throw new CryptoInputError(`invalid other SAN OID: ${o.oid}`);
     names.push(new GeneralName({ otherName: new OtherName({ typeId: o.oid, value: utf8StringDer(o.value) }) }));
   }
   for (const d of sans.dnsNames) names.push(new GeneralName({ dNSName: d }));
@@ -225,7 +225,7 @@ export function sanGeneralNames(sans: SanSet): GeneralName[] {
     try {
       der(g); // the IP converter throws on malformed input
     } catch {
-      throw badRequest(`the value "${ip}" is not a valid IP address`);
+      throw new CryptoInputError(`the value "${ip}" is not a valid IP address`);
     }
     names.push(g);
   }
@@ -287,7 +287,7 @@ export function extKeyUsageOids(names: string[], oids: string[]): string[] {
     if (oid && !out.includes(oid)) out.push(oid);
   }
   for (const o of oids) {
-    if (!isOid(o)) throw badRequest(`${JSON.stringify(o)} could not be parsed as a valid oid for an extended key usage`);
+    if (!isOid(o)) throw new CryptoInputError(`${JSON.stringify(o)} could not be parsed as a valid oid for an extended key usage`);
     if (!out.includes(o)) out.push(o);
   }
   return out;
@@ -311,7 +311,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
     if (t.skid) AsnConvert.parse(t.spki, SubjectPublicKeyInfo);
     skid = t.skid ?? (await subjectKeyId(t.spki));
   } catch {
-    throw badRequest('failed to parse public key');
+    throw new CryptoInputError('failed to parse public key');
   }
   const akid = issuer.subjectDer ? issuer.skid : skid;
 
@@ -371,7 +371,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
     try {
       oid = AsnConvert.parse(raw, Extension).extnID;
     } catch {
-      throw badRequest('invalid extension in request');
+      throw new CryptoInputError('invalid extension in request');
     }
     const at = exts.findIndex((x) => x.oid === oid);
     if (at >= 0 && !t.extraExtensionsOverride) continue;
@@ -612,7 +612,7 @@ export function decodeExtensions(exts: Extension[]): DecodedExtensions {
 function certDerFrom(input: string | Uint8Array): Uint8Array {
   if (typeof input !== 'string') return input;
   const block = pemBlocks(input, 'CERTIFICATE')[0];
-  if (!block) throw badRequest('unable to parse certificate: no CERTIFICATE PEM block found');
+  if (!block) throw new CryptoInputError('unable to parse certificate: no CERTIFICATE PEM block found');
   return block.der;
 }
 
@@ -654,7 +654,7 @@ export function parseCertificate(input: string | Uint8Array): ParsedCert {
     };
   } catch (e) {
     if (e instanceof Error && 'status' in e) throw e;
-    throw badRequest(`unable to parse certificate: ${e instanceof Error ? e.message : String(e)}`);
+    throw new CryptoInputError(`unable to parse certificate: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 

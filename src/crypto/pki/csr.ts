@@ -15,7 +15,7 @@ import {
   id_ce_keyUsage,
   id_ce_subjectAltName,
 } from '@peculiar/asn1-x509';
-import { badRequest } from '../../framework/errors';
+import { CryptoInputError } from '../errors';
 import { pemBlocks } from '../pem';
 import { decodeExtensions, keyUsageFlags, rawSequenceItems, sanGeneralNames, type SanSet } from './certificate';
 import { publicKeyInfo, verifySignature, type PkiKey, type Signer } from './keys';
@@ -81,15 +81,15 @@ export interface ParsedCsr {
 }
 
 const parseError = (e: unknown): never => {
-  throw badRequest(`certificate request could not be parsed: ${e instanceof Error ? e.message : String(e)}`);
+  throw new CryptoInputError(`certificate request could not be parsed: ${e instanceof Error ? e.message : String(e)}`);
 };
 
 /** Parses a PEM CSR and checks its self-signature. */
 export async function parseCsr(pem: string): Promise<ParsedCsr> {
-  if (pem.trim() === '') throw badRequest('"csr" is empty');
+  if (pem.trim() === '') throw new CryptoInputError('"csr" is empty');
   // Like Go's pem.Decode: the first block, whatever its label.
   const block = pemBlocks(pem)[0];
-  if (!block) throw badRequest('csr contains no data');
+  if (!block) throw new CryptoInputError('csr contains no data');
 
   let csr: CertificationRequest;
   let infoDer: Uint8Array;
@@ -115,12 +115,12 @@ export async function parseCsr(pem: string): Promise<ParsedCsr> {
   try {
     publicKeyInfo(spki);
   } catch {
-    throw badRequest(
+    throw new CryptoInputError(
       'Refusing to sign CSR with empty PublicKey. This usually means the SubjectPublicKeyInfo field has an OID not recognized by Go, such as 1.2.840.113549.1.1.10 for rsaPSS.',
     );
   }
   if (!(await verifySignature(spki, csr.signatureAlgorithm, infoDer, new Uint8Array(csr.signature)))) {
-    throw badRequest('request signature invalid');
+    throw new CryptoInputError('request signature invalid');
   }
 
   let decoded: ReturnType<typeof decodeExtensions>;

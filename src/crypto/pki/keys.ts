@@ -18,7 +18,7 @@ import {
   id_secp521r1,
 } from '@peculiar/asn1-ecc';
 import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
-import { badRequest } from '../../framework/errors';
+import { CryptoInputError } from '../errors';
 import { bytesEqual, toBase64 } from '../encoding';
 import { readTlv } from './encoded-sequence';
 import { pemBlocks, toPem } from '../pem';
@@ -69,19 +69,19 @@ export function resolveKeyBits(type: string, bits: number): { type: PkiKeyType; 
   switch (type) {
     case 'rsa': {
       const b = bits === 0 ? 2048 : bits;
-      if (b < 2048) throw badRequest('RSA keys < 2048 bits are unsafe and not supported');
-      if (!RSA_BITS.includes(b)) throw badRequest(`unsupported bit length for RSA key: ${b}`);
+      if (b < 2048) throw new CryptoInputError('RSA keys < 2048 bits are unsafe and not supported');
+      if (!RSA_BITS.includes(b)) throw new CryptoInputError(`unsupported bit length for RSA key: ${b}`);
       return { type: 'rsa', bits: b };
     }
     case 'ec': {
       const b = bits === 0 ? 256 : bits;
-      if (!curveByBits(b)) throw badRequest(`unsupported bit length for EC key: ${b}`);
+      if (!curveByBits(b)) throw new CryptoInputError(`unsupported bit length for EC key: ${b}`);
       return { type: 'ec', bits: b };
     }
     case 'ed25519':
       return { type: 'ed25519', bits: 0 };
     default:
-      throw badRequest(`unknown key type ${type}`);
+      throw new CryptoInputError(`unknown key type ${type}`);
   }
 }
 
@@ -146,9 +146,9 @@ function nodeKey(privateKey: nodeCrypto.KeyObject, bits: number): PkiKey {
 /** PKCS#1 "RSA PRIVATE KEY", SEC1 "EC PRIVATE KEY" or PKCS#8 "PRIVATE KEY" (RSA, EC or Ed25519). */
 export async function parsePrivateKeyPem(pem: string): Promise<PkiKey> {
   const block = pemBlocks(pem).find((b) => b.label.endsWith('PRIVATE KEY'));
-  if (!block) throw badRequest('no data found in PEM block');
+  if (!block) throw new CryptoInputError('no data found in PEM block');
   if (block.label.includes('ENCRYPTED')) {
-    throw badRequest('Encrypted private key given; provide only decrypted private key in the bundle');
+    throw new CryptoInputError('Encrypted private key given; provide only decrypted private key in the bundle');
   }
   return await parsePrivateKeyDer(block.der, block.label);
 }
@@ -167,7 +167,7 @@ export async function parsePrivateKeyDer(der: Uint8Array, label = ''): Promise<P
     }
     return await parsePrivateKeyInfo(info);
   }
-  throw badRequest(`failed to parse private key: ${errors.join('; ')}`);
+  throw new CryptoInputError(`failed to parse private key: ${errors.join('; ')}`);
 }
 
 /** PKCS#8 DER (as stored) → PkiKey; validates the key by importing it. */
@@ -176,7 +176,7 @@ export async function parsePkcs8(der: Uint8Array): Promise<PkiKey> {
   try {
     info = AsnConvert.parse(der, PrivateKeyInfo);
   } catch (e) {
-    throw badRequest(`failed to parse private key: ${e instanceof Error ? e.message : String(e)}`);
+    throw new CryptoInputError(`failed to parse private key: ${e instanceof Error ? e.message : String(e)}`);
   }
   return await parsePrivateKeyInfo(info);
 }
@@ -219,9 +219,9 @@ async function parsePrivateKeyInfo(info: PrivateKeyInfo): Promise<PkiKey> {
     type = 'ec';
     const params = info.privateKeyAlgorithm.parameters;
     curve = params ? curveByOid(AsnConvert.parse(params, ECParameters).namedCurve) : undefined;
-    if (!curve) throw badRequest('unsupported elliptic curve in private key');
+    if (!curve) throw new CryptoInputError('unsupported elliptic curve in private key');
   } else {
-    throw badRequest(`unsupported private key algorithm: ${oid}`);
+    throw new CryptoInputError(`unsupported private key algorithm: ${oid}`);
   }
   const der = u8(AsnConvert.serialize(info));
   try {
@@ -238,7 +238,7 @@ async function parsePrivateKeyInfo(info: PrivateKeyInfo): Promise<PkiKey> {
     return { type, bits: publicKeyInfo(spki).bits, pkcs8, spki };
   } catch (e) {
     if (e instanceof Error && 'status' in e) throw e;
-    throw badRequest(`failed to parse private key: ${e instanceof Error ? e.message : String(e)}`);
+    throw new CryptoInputError(`failed to parse private key: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 
@@ -277,7 +277,7 @@ export function publicKeyInfo(spki: Uint8Array): { type: PkiKeyType; bits: numbe
   try {
     info = AsnConvert.parse(spki, SubjectPublicKeyInfo);
   } catch {
-    throw badRequest('failed to parse public key');
+    throw new CryptoInputError('failed to parse public key');
   }
   const oid = info.algorithm.algorithm;
   if (oid === id_rsaEncryption) {
@@ -287,11 +287,11 @@ export function publicKeyInfo(spki: Uint8Array): { type: PkiKeyType; bits: numbe
   if (oid === id_ecPublicKey) {
     const params = info.algorithm.parameters;
     const curve = params ? curveByOid(AsnConvert.parse(params, ECParameters).namedCurve) : undefined;
-    if (!curve) throw badRequest('unsupported elliptic curve in public key');
+    if (!curve) throw new CryptoInputError('unsupported elliptic curve in public key');
     return { type: 'ec', bits: curve.bits };
   }
   if (oid === ID_ED25519) return { type: 'ed25519', bits: 0 };
-  throw badRequest(`unsupported public key algorithm: ${oid}`);
+  throw new CryptoInputError(`unsupported public key algorithm: ${oid}`);
 }
 
 function bitLength(n: Uint8Array): number {
@@ -319,7 +319,7 @@ function subjectPublicKeyBits(spki: Uint8Array): Uint8Array {
   const algorithm = readTlv(spki, outer.contentStart, outer.end);
   const bits = readTlv(spki, algorithm.end, outer.end);
   if (outer.tagNumber !== 16 || algorithm.tagNumber !== 16 || bits.tagNumber !== 3 || bits.end !== outer.end || spki[bits.contentStart] !== 0) {
-    throw badRequest('failed to parse public key');
+    throw new CryptoInputError('failed to parse public key');
   }
   return spki.subarray(bits.contentStart + 1, bits.end);
 }
@@ -502,7 +502,7 @@ export async function signerFor(key: PkiKey, signatureBits: number, usePss: bool
   if (key.type === 'rsa') {
     // Only RSA takes signature_bits into account (Vault ignores it for EC and Ed25519).
     if (![0, 256, 384, 512].includes(signatureBits)) {
-      throw badRequest(`unsupported hash signature algorithm: ${signatureBits}`);
+      throw new CryptoInputError(`unsupported hash signature algorithm: ${signatureBits}`);
     }
     const bits = signatureBits === 0 ? 256 : signatureBits;
     goName = `SHA${bits}WithRSA${usePss ? 'PSS' : ''}`;
@@ -518,10 +518,10 @@ export async function signerFor(key: PkiKey, signatureBits: number, usePss: bool
 export async function signerForGoName(key: PkiKey, goName: string): Promise<Signer> {
   const wanted = goName.toLowerCase() === 'ed25519' ? 'pureed25519' : goName.toLowerCase(); // Vault's alias
   const canonical = GO_SIGNATURE_ALGORITHMS.find((n) => n.toLowerCase() === wanted);
-  if (!canonical) throw badRequest(`unknown signature algorithm: ${goName}`);
+  if (!canonical) throw new CryptoInputError(`unknown signature algorithm: ${goName}`);
   const g = GO_ALGORITHMS[canonical];
   if (g.type !== key.type) {
-    throw badRequest(`signature algorithm ${canonical} cannot be used with a key of type ${key.type}`);
+    throw new CryptoInputError(`signature algorithm ${canonical} cannot be used with a key of type ${key.type}`);
   }
   const algorithm: Signer['algorithm'] =
     g.name === 'RSA-PSS'

@@ -3,7 +3,7 @@
 
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { AttributeTypeAndValue, AttributeValue, Name, RelativeDistinguishedName } from '@peculiar/asn1-x509';
-import { badRequest } from '../../framework/errors';
+import { CryptoInputError } from '../errors';
 
 export interface SubjectFields {
   commonName: string;
@@ -49,7 +49,7 @@ const PRINTABLE = /^[A-Za-z0-9 '()+,\-./:=?]*$/;
 type MaybeWellFormed = string & { isWellFormed(): boolean };
 function attributeValue(s: string): AttributeValue {
   // A lone surrogate (a JSON escape such as "\ud800" can make one) has no UTF-8 encoding.
-  if (!(s as MaybeWellFormed).isWellFormed()) throw badRequest(`subject value ${JSON.stringify(s)} is not valid Unicode`);
+  if (!(s as MaybeWellFormed).isWellFormed()) throw new CryptoInputError(`subject value ${JSON.stringify(s)} is not valid Unicode`);
   return new AttributeValue(PRINTABLE.test(s) ? { printableString: s } : { utf8String: s });
 }
 

@@ -8,7 +8,7 @@ import { buildCrl, type CrlEntry } from '../../crypto/pki/crl';
 import { signerFor, signerForGoName, subjectKeyId, type Signer } from '../../crypto/pki/keys';
 import { randomUUID } from '../../crypto/random';
 import { bytesEqual, concatBytes, fromBase64 } from '../../crypto/encoding';
-import { CofferError } from '../../framework/errors';
+import { asCofferError, CofferError } from '../../framework/errors';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { issuerAia, keyFromEntry } from './authority';
 import { parsedIssuers, parseStoredCert, signerOf, type IssuerCert } from './certs';
@@ -398,6 +398,7 @@ export async function freshenCrls(storage: Storage, now: number): Promise<void> 
   try {
     await rebuildCrls(storage, now, force);
   } catch (e) {
+    e = asCofferError(e);
     if (!(e instanceof CofferError)) throw e;
     await saveCrlState(storage, { ...(await loadCrlState(storage)), lastError: e.errors.join('; ') });
   }
@@ -417,6 +418,7 @@ export async function crlPeriodic(storage: Storage, now: number): Promise<number
   try {
     if (stale || rebuildDue) await rebuildCrls(storage, now, force);
   } catch (e) {
+    e = asCofferError(e);
     if (!(e instanceof CofferError)) throw e;
     await saveCrlState(storage, { ...(await loadCrlState(storage)), lastError: e.errors.join('; ') });
     return null;
@@ -430,6 +432,7 @@ export async function crlPeriodic(storage: Storage, now: number): Promise<number
       try {
         await rebuildDeltaCrls(storage, now);
       } catch (e) {
+        e = asCofferError(e);
         if (!(e instanceof CofferError)) throw e;
         await saveCrlState(storage, { ...(await loadCrlState(storage)), lastError: e.errors.join('; ') });
       }
@@ -453,6 +456,7 @@ export async function rebuildCrlsOrFail(storage: Storage, now: number, force: bo
   try {
     return await rebuildCrls(storage, now, force);
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && !(e instanceof CrlBuildError)) throw new CrlBuildError(e.errors.join('; '));
     throw e;
   }
@@ -470,6 +474,7 @@ export async function rotateDeltaCrls(storage: Storage, now: number): Promise<st
   try {
     return await rebuildDeltaCrls(storage, now);
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && !(e instanceof CrlBuildError)) throw new CrlBuildError(e.errors.join('; '));
     throw e;
   }

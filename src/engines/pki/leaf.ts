@@ -7,7 +7,7 @@ import type { ParsedCsr } from '../../crypto/pki/csr';
 import { generateKey, publicKeyInfo, subjectKeyId, type PkiKey } from '../../crypto/pki/keys';
 import { randomSerial } from '../../crypto/pki/serial';
 import type { LogicalRequest, LogicalResponse, MountConfigView } from '../../framework/backend';
-import { badRequest, CofferError } from '../../framework/errors';
+import { asCofferError, badRequest, CofferError } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import { applyNotAfterBehavior, checkFormat, issuedData, issuerSigner, signingIssuer, storeIssued, type IssuedCert, type SigningIssuer } from './authority';
 import type { NameContext } from './name-policy';
@@ -106,6 +106,7 @@ export async function fetchIssuer(req: LogicalRequest, ref: string): Promise<Sig
   try {
     return await signingIssuer(req.storage, ref, 'issuing-certificates');
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) {
       throw badRequest(`could not fetch the CA certificate (was one set?): ${e.errors.join('; ')}`);
     }

@@ -3,7 +3,7 @@
 // updates and CA generation share.
 
 import type { LogicalRequest, PathDef } from '../../../framework/backend';
-import { badRequest, CofferError, notFound } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError, notFound } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
 import {
@@ -102,6 +102,7 @@ export async function templatingWarning(storage: Storage, issuerId: string, a: A
     await templateAia(storage, issuerId, a);
     return null;
   } catch (e) {
+    e = asCofferError(e);
     if (!(e instanceof CofferError)) throw e;
     return `issuance may fail: ${e.errors[0]}\n\nConsider setting the cluster-local address if it is not already set.`;
   }
@@ -146,6 +147,7 @@ async function writeIssuersConfig(req: LogicalRequest, f: FieldData) {
   try {
     entry = await resolveIssuerRef(req.storage, ref);
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) throw badRequest(`Error resolving issuer reference: ${e.errors[0]}`);
     throw e;
   }
@@ -165,6 +167,7 @@ async function writeKeysConfig(req: LogicalRequest, f: FieldData) {
   try {
     id = (await resolveKeyRef(req.storage, ref)).id;
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) throw badRequest(`Error resolving issuer reference: ${e.errors[0]}`);
     throw e;
   }

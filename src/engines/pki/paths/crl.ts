@@ -10,7 +10,7 @@ import { pemBlocks, toPem } from '../../../crypto/pem';
 import { fromHex, toBase64 } from '../../../crypto/encoding';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
 import { DurationError, parseDurationSeconds } from '../../../framework/duration';
-import { badRequest, CofferError, notFound } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError, notFound } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import { signingIssuer, type SigningIssuer } from '../authority';
 import { crlIdOf, crlSigner, freshenCrls, readCrl, rebuildWarnings, rotateCrls, rotateDeltaCrls, type CrlKind } from '../crl-store';
@@ -108,6 +108,7 @@ async function signParams(req: LogicalRequest, f: FieldData): Promise<SignParams
   try {
     issuer = await signingIssuer(req.storage, ref, 'crl-signing');
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError) throw badRequest(`failed to resolve issuer issuer_ref: ${e.errors.join('; ')}`);
     throw e;
   }

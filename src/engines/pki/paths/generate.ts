@@ -12,7 +12,7 @@ import { randomSerial } from '../../../crypto/pki/serial';
 import { toBase64 } from '../../../crypto/encoding';
 import { toPem } from '../../../crypto/pem';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
-import { badRequest, CofferError } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
 import { checkFormat, keyFromEntry, storeIssued, type CertFormat } from '../authority';
@@ -206,10 +206,12 @@ async function rootAia(storage: Storage, warnings: string[]): Promise<AiaUrls> {
   try {
     return await templateAia(storage, '', global);
   } catch (e) {
+    e = asCofferError(e);
     if (!(e instanceof CofferError)) throw e;
     try {
       await templateAia(storage, 'empty-issuer-id', global);
     } catch (again) {
+      again = asCofferError(again);
       if (!(again instanceof CofferError)) throw again;
       throw badRequest(
         `unable to parse AIA URL information: ${e.errors[0]}\nUsing templated AIA URL's {{issuer_id}} field when generating root certificates is not supported.`,
@@ -354,6 +356,7 @@ async function generateBareKey(req: LogicalRequest, f: FieldData): Promise<Logic
     const { type, bits } = resolveKeyBits(f.get<string>('key_type'), f.get<number>('key_bits'));
     key = await generateKey(type, bits, req.rsaPairs);
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) throw badRequest(`Validation for key_type, key_bits failed: ${e.errors[0]}`);
     throw e;
   }

@@ -10,7 +10,7 @@ import { fromBase64, toBase64 } from '../../../crypto/encoding';
 import { pemMatches, toPem } from '../../../crypto/pem';
 import { randomUUID } from '../../../crypto/random';
 import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
-import { badRequest, CofferError } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
 import { keyFromEntry } from '../authority';
@@ -150,6 +150,7 @@ async function importPems(req: LogicalRequest, f: FieldData, keysAllowedByPath: 
     try {
       key = await parsePrivateKeyPem(item.pem);
     } catch (e) {
+      e = asCofferError(e);
       if (e instanceof CofferError && e.status === 400) throw badRequest(`Error parsing key ${index}: ${e.errors[0]}`);
       throw e;
     }
@@ -165,6 +166,7 @@ async function importPems(req: LogicalRequest, f: FieldData, keysAllowedByPath: 
     try {
       r = await importIssuer(req.storage, parseCertificate(item.der), '');
     } catch (e) {
+      e = asCofferError(e);
       if (e instanceof CofferError && e.status === 400) throw badRequest(`Error parsing issuer ${index}: ${e.errors[0]}\n${item.pem}`);
       throw e;
     }

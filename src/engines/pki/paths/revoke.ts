@@ -11,7 +11,7 @@ import { pemBlocks } from '../../../crypto/pem';
 import { bytesEqual, fromBase64, toBase64 } from '../../../crypto/encoding';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef, type SecretType } from '../../../framework/backend';
 import { formatRFC3339Nano } from '../../../framework/duration';
-import { badRequest, CofferError, notFound } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError, notFound } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
 import { parsedIssuers, parseStoredCert, signerOf, signersOf } from '../certs';
@@ -103,6 +103,7 @@ async function presentedTarget(storage: Storage, pem: string): Promise<{ target:
   try {
     cert = parseCertificate(block.der);
   } catch (e) {
+    e = asCofferError(e);
     const why = e instanceof CofferError ? e.errors.join('; ') : String(e);
     throw badRequest(`certificate could not be parsed: ${why}`);
   }

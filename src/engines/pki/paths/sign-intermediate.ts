@@ -9,7 +9,7 @@ import { publicKeyInfo, subjectKeyId } from '../../../crypto/pki/keys';
 import { randomSerial } from '../../../crypto/pki/serial';
 import { fromHex, toBase64 } from '../../../crypto/encoding';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
-import { badRequest, CofferError } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import { applyNotAfterBehavior, checkFormat, issuerSigner, signingIssuer, storeIssued, type SigningIssuer } from '../authority';
 import {
@@ -31,6 +31,7 @@ export async function caForSigning(req: LogicalRequest, ref: string, usage: Issu
   try {
     return await signingIssuer(req.storage, ref.toLowerCase() === 'default' ? 'default' : ref, usage);
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) throw badRequest(`could not fetch the CA certificate (was one set?): ${e.errors[0]}`);
     throw e;
   }

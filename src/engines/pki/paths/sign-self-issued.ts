@@ -6,7 +6,7 @@
 import { buildCertificate, certPem, parseCertificates, type CertTemplate, type ParsedCert } from '../../../crypto/pki/certificate';
 import { publicKeyInfo, signerFor, signerForGoName, subjectKeyId, type PkiKeyType, type Signer } from '../../../crypto/pki/keys';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
-import { badRequest, CofferError } from '../../../framework/errors';
+import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import type { SigningIssuer } from '../authority';
 import { caForSigning } from './sign-intermediate';
@@ -20,6 +20,7 @@ function parseOne(pem: string): ParsedCert {
   try {
     certs = parseCertificates(pem);
   } catch (e) {
+    e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) throw badRequest(`error parsing certificate: ${e.errors[0]}`);
     throw e;
   }
@@ -45,6 +46,7 @@ async function signerForCopy(ca: SigningIssuer, cert: ParsedCert, requireMatchin
     try {
       return await signerForGoName(ca.key, cert.signatureGoName);
     } catch (e) {
+      e = asCofferError(e);
       if (!(e instanceof CofferError)) throw e;
     }
   }

@@ -15,7 +15,7 @@ import {
   UserNotice,
   CertificatePolicies,
 } from '@peculiar/asn1-x509';
-import { CofferError } from '../../../../src/framework/errors';
+import { asCofferError, CofferError } from '../../../../src/framework/errors';
 import { toHex } from '../../../../src/crypto/encoding';
 import { pemBlocks } from '../../../../src/crypto/pem';
 import {
@@ -48,12 +48,13 @@ import {
   X509CertificateGenerator,
 } from '../../../../src/crypto/pki/x509';
 
+/** Crypto throws its own error type; what a client gets is the framework's mapping of it. */
 async function expect400(p: Promise<unknown> | (() => unknown), text: string): Promise<void> {
   let err: unknown;
   try {
     await (typeof p === 'function' ? p() : p);
   } catch (e) {
-    err = e;
+    err = asCofferError(e);
   }
   expect(err).toBeInstanceOf(CofferError);
   expect((err as CofferError).status).toBe(400);

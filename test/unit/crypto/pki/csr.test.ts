@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { CertificationRequest } from '@peculiar/asn1-csr';
 import { SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
-import { CofferError } from '../../../../src/framework/errors';
+import { asCofferError, CofferError } from '../../../../src/framework/errors';
 import { toHex } from '../../../../src/crypto/encoding';
 import { toPem } from '../../../../src/crypto/pem';
 import { emptySans, emptySubject } from '../../../../src/crypto/pki/certificate';
@@ -27,7 +27,8 @@ async function expect400(p: Promise<unknown>, text: string): Promise<void> {
   try {
     await p;
   } catch (e) {
-    err = e;
+    // Crypto throws its own error type; what a client gets is the framework's mapping of it.
+    err = asCofferError(e);
   }
   expect(err).toBeInstanceOf(CofferError);
   expect((err as CofferError).status).toBe(400);

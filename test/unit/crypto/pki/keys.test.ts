@@ -8,7 +8,7 @@ import { AsnConvert } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import { ECParameters, ECPrivateKey } from '@peculiar/asn1-ecc';
 import { PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
-import { CofferError } from '../../../../src/framework/errors';
+import { asCofferError, CofferError } from '../../../../src/framework/errors';
 import { fromBase64, toHex } from '../../../../src/crypto/encoding';
 import { pemBlocks, toPem } from '../../../../src/crypto/pem';
 import {
@@ -34,7 +34,8 @@ async function rejects400(p: Promise<unknown> | (() => unknown), text?: string):
   try {
     await (typeof p === 'function' ? p() : p);
   } catch (e) {
-    err = e;
+    // Crypto throws its own error type; what a client gets is the framework's mapping of it.
+    err = asCofferError(e);
   }
   expect(err).toBeInstanceOf(CofferError);
   expect((err as CofferError).status).toBe(400);
