@@ -13,7 +13,7 @@ import { generateRsaPair } from '../crypto/rsa-keygen';
 import { relativePath, type PreparedRsaPair, type WireRequest } from '../pipeline/dispatch';
 import { findRoute, type RouteEntry } from '../core/mounts/table';
 import { shardFor } from '../core/tokens/entry';
-import type { WireResult } from '../rpc/wire';
+import type { WireResult } from '../pipeline/result';
 import { intVar, tokenShardCount, type Env } from '../rpc/env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';
 import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';

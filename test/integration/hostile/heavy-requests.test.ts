@@ -5,7 +5,7 @@ import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { systemStub } from '../../../src/rpc/stubs';
 import type { PreparedRsaPair, WireRequest } from '../../../src/pipeline/dispatch';
-import type { WireResult } from '../../../src/rpc/wire';
+import type { WireResult } from '../../../src/pipeline/result';
 import { caller, initCluster, type Cluster } from '../../helpers/api';
 import { sink, sinkURL } from '../../helpers/audit-sink';
 
