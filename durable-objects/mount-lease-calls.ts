@@ -1,7 +1,7 @@
 // sys/leases/* as the mount that issued the leases answers it (the SystemObject routes each call
 // here by the lease id). Callers hold the mount's write mutex; refusals are thrown.
 
-import { leaseData } from '../src/core/leases/mount-leases';
+import { leaseView } from '../src/core/leases/mount-leases';
 import type { LogicalResponse } from '../src/framework/backend';
 import { badRequest } from '../src/framework/errors';
 import type { HostedMount } from './hosted-mount';
@@ -10,7 +10,7 @@ export type LeaseCall = (h: HostedMount) => Promise<LogicalResponse>;
 
 export const leaseLookup =
   (id: string): LeaseCall =>
-  async (h) => ({ data: leaseData(await h.leases.lookup(id)) });
+  async (h) => ({ data: leaseView(await h.leases.lookup(id)) });
 
 export const leaseRenew =
   (id: string, increment: number, wakeAt: (at: number) => Promise<void>): LeaseCall =>

@@ -48,7 +48,7 @@ const EXPIRY = 'core/lease-expiry/';
 const BY_TOKEN = 'core/lease-tokens/';
 const expiryKey = (ms: number, rel: string) => `${EXPIRY}${String(ms).padStart(13, '0')}/${enc(rel)}`;
 
-export function leaseData(l: LeaseRecord, now = Date.now()): Record<string, unknown> {
+export function leaseView(l: LeaseRecord, now = Date.now()): Record<string, unknown> {
   return {
     id: l.id,
     issue_time: formatRFC3339Nano(l.issueTime),

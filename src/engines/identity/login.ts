@@ -9,7 +9,7 @@ import { newEntity } from './entities';
 import { setEntityMembership } from './memberships';
 import type { IdentityStore } from './store';
 import type { AliasRecord, IdentityLoginInput, IdentityLoginResult } from '../../core/identity/types';
-import { entityView } from './views';
+import { identityView } from './views';
 
 const sameMap = (a: Record<string, string> | null, b: Record<string, string>): boolean => {
   if (!a) return Object.keys(b).length === 0;
@@ -75,7 +75,7 @@ export async function loginEntity(store: IdentityStore, input: IdentityLoginInpu
     if (changed && existing) await store.notice();
   }
 
-  const view = await entityView(store, entityId);
+  const view = await identityView(store, entityId);
   if (!view) throw badRequest('the alias is not associated with an entity');
   return { entityId, disabled: view.disabled, policies: view.policies };
 }

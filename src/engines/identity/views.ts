@@ -55,7 +55,7 @@ export async function groupAliasView(dir: MountDirectory, alias: GroupAliasRecor
   });
 }
 
-export async function entityData(store: IdentityStore, dir: MountDirectory, entity: EntityRecord): Promise<Record<string, unknown>> {
+export async function entityView(store: IdentityStore, dir: MountDirectory, entity: EntityRecord): Promise<Record<string, unknown>> {
   const aliases = [];
   for (const alias of await store.aliasesOf(entity)) {
     const { namespace_id: _ns, ...data } = await aliasView(dir, alias);
@@ -206,7 +206,7 @@ export async function groupList(store: IdentityStore, dir: MountDirectory, by: '
 }
 
 /** What authorisation needs of an entity, or null when there is no such entity. */
-export async function entityView(store: IdentityStore, entityId: string): Promise<IdentityView | null> {
+export async function identityView(store: IdentityStore, entityId: string): Promise<IdentityView | null> {
   const entity = await store.entity(entityId);
   if (!entity) return null;
   const { direct, inherited } = await entityGroups(store, entity.id);
@@ -236,6 +236,6 @@ export async function entityView(store: IdentityStore, entityId: string): Promis
 /** Views for several entities (the identity object's RPC for other objects' caches). */
 export async function entityViews(store: IdentityStore, ids: string[]): Promise<Record<string, IdentityView | null>> {
   const out: Record<string, IdentityView | null> = {};
-  for (const id of new Set(ids)) out[id] = await entityView(store, id);
+  for (const id of new Set(ids)) out[id] = await identityView(store, id);
   return out;
 }

@@ -8,7 +8,7 @@ import { batchDeleteEntities, deleteEntity, upsertEntity, type EntityInput } fro
 import { mergeEntities } from '../merge';
 import { IdentityStore } from '../store';
 import type { EntityRecord, MountDirectory } from '../../../core/identity/types';
-import { entityData, entityList } from '../views';
+import { entityView, entityList } from '../views';
 
 const entityFields: FieldSchemas = {
   id: { type: 'string', description: 'ID of the entity. If set, updates the corresponding existing entity.' },
@@ -37,7 +37,7 @@ export function entityPaths(dir: MountDirectory): PathDef[] {
   };
   const read = async (req: LogicalRequest, entity: EntityRecord | null) => {
     if (!entity) throw notFound();
-    return { data: await entityData(store(req), dir, entity) };
+    return { data: await entityView(store(req), dir, entity) };
   };
   const remove = async (req: LogicalRequest, entity: EntityRecord | null) => {
     if (entity) await deleteEntity(store(req), entity);

@@ -6,7 +6,7 @@ import { badRequest } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import { IdentityStore } from '../store';
 import type { MountDirectory } from '../../../core/identity/types';
-import { entityData, groupView } from '../views';
+import { entityView, groupView } from '../views';
 
 const lookupFields = (what: string): FieldSchemas => ({
   id: { type: 'string', description: `ID of the ${what}.` },
@@ -50,7 +50,7 @@ export function lookupPaths(dir: MountDirectory): PathDef[] {
           else if (q.by === 'name') entityId = (await s.entityByName(q.value))?.id ?? '';
           else entityId = (await s.alias(q.value))?.canonicalId ?? '';
           const entity = await s.entity(entityId);
-          return entity ? { data: await entityData(s, dir, entity) } : null;
+          return entity ? { data: await entityView(s, dir, entity) } : null;
         },
       },
     },

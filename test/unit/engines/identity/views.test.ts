@@ -6,7 +6,7 @@ import { upsertEntity } from '../../../../src/engines/identity/entities';
 import { writeGroupAlias } from '../../../../src/engines/identity/group-aliases';
 import { upsertGroup } from '../../../../src/engines/identity/groups';
 import { loginEntity } from '../../../../src/engines/identity/login';
-import { aliasView, aliasList, entityData, entityList, entityView, entityViews, groupAliasList, groupView, groupList } from '../../../../src/engines/identity/views';
+import { aliasView, aliasList, entityView, entityList, identityView, entityViews, groupAliasList, groupView, groupList } from '../../../../src/engines/identity/views';
 import { dir, fresh, JWT, USERPASS } from './fixtures';
 
 const TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/;
@@ -21,7 +21,7 @@ describe('entity views for authorisation', () => {
     const { group: inner } = await upsertGroup(store, { name: 'inner', policies: ['inner-p', 'alpha'], memberEntityIds: [entityId] });
     const { group: outer } = await upsertGroup(store, { name: 'Outer', policies: ['outer-p'], memberGroupIds: [inner.id] });
 
-    const view = (await entityView(store, entityId))!;
+    const view = (await identityView(store, entityId))!;
     expect(view.policies).toEqual(['alpha', 'inner-p', 'outer-p', 'zeta']);
     expect(view.disabled).toBe(false);
     expect(view.context.entity).toEqual({
@@ -40,7 +40,7 @@ describe('entity views for authorisation', () => {
     const { store } = fresh();
     const { entity } = await upsertEntity(store, { policies: ['web'] });
     await store.putEntity({ ...entity, policies: ['web', 'ROOT', 'root'] }, entity);
-    expect((await entityView(store, entity.id))!.policies).toEqual(['web']);
+    expect((await identityView(store, entity.id))!.policies).toEqual(['web']);
   });
 
   it('is null for an unknown entity, in batch too', async () => {
@@ -60,7 +60,7 @@ describe('response shapes', () => {
     const alias = (await writeAlias(store, dir, { id: '', name: 'shape', mountAccessor: USERPASS, canonicalId: entity.id, sudo: false }))!.alias;
     const { group: direct } = await upsertGroup(store, { name: 'd', memberEntityIds: [entity.id] });
     const { group: parent } = await upsertGroup(store, { name: 'p', memberGroupIds: [direct.id] });
-    const data = await entityData(store, dir, (await store.entity(entity.id))!);
+    const data = await entityView(store, dir, (await store.entity(entity.id))!);
     expect(Object.keys(data)).toEqual([
       'aliases', 'creation_time', 'direct_group_ids', 'disabled', 'group_ids', 'id', 'inherited_group_ids',
       'last_update_time', 'merged_entity_ids', 'metadata', 'name', 'namespace_id', 'policies',
