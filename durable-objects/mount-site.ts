@@ -69,8 +69,8 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
     tokenData: new Set(),
     shardOf,
     entityView: async (entityId) => {
-      const e = (await entityViews.viewOf(entityId))?.context.entity;
-      return e ? { id: e.id, name: e.name, aliases: e.aliases.map((a) => ({ mountAccessor: a.mountAccessor, name: a.name })) } : null;
+      const context = (await entityViews.viewOf(entityId))?.context;
+      return context?.entity ? { ...context.entity, groups: context.groups } : null;
     },
     wakeAt: (at) => object.wakeAt(at),
     announceIdentityChange: () => object.announceIdentityChange(),

@@ -3,6 +3,7 @@
 
 import type { RsaPairSource } from '../crypto/rsa-keygen';
 import type { FieldData, FieldSchemas } from './fields';
+import type { IdentityContext } from './identity-templates';
 import type { Storage } from './storage';
 
 /** Logical operations. A POST/PUT arrives as 'write' and is resolved to create or update. */
@@ -30,12 +31,11 @@ export interface AuthContext {
   identityPolicies?: string[];
 }
 
-/** A token's entity as engines see it: what ACL-style templates in their settings may name. */
-export interface EntityView {
-  id: string;
-  name: string;
-  aliases: { mountAccessor: string; name: string }[];
-}
+/**
+ * A token's entity as engines see it, with its groups: what identity templates in their settings
+ * may name (PKI role templates, AWS session tags).
+ */
+export type EntityView = NonNullable<IdentityContext['entity']> & { groups: IdentityContext['groups'] };
 
 /** Effective TTL settings of the mount that serves the request (seconds). */
 export interface MountConfigView {

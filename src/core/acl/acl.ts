@@ -6,7 +6,7 @@ import type { Operation } from '../../framework/backend';
 import { mergeValueLists, parameterProblem } from './params';
 import { comparePriority, compilePattern, matchesPattern, patternProblem, type CompiledPattern } from './pattern';
 import type { Capability, PathRule, Policy } from './policy';
-import { resolveTemplate, type IdentityContext } from './templates';
+import { resolveTemplate, type IdentityContext } from '../../framework/identity-templates';
 
 export interface AclRequest {
   operation: Operation;

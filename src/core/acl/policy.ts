@@ -8,7 +8,7 @@ import { PolicyError } from './errors';
 import { HclObject, type HclItem, type HclValue } from './hcl';
 import { mergeValueLists } from './params';
 import { patternProblem } from './pattern';
-import { hasTemplate, scanTemplate, templateProblem } from './templates';
+import { hasTemplate, scanTemplate, templateProblem } from '../../framework/identity-templates';
 
 export { PolicyError } from './errors';
 

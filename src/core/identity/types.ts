@@ -1,7 +1,7 @@
 // The identity store's records as persisted, and what the rest of the system sees of them.
 // Field names follow Vault's identity protobufs; times are RFC 3339 strings with nanoseconds.
 
-import type { IdentityContext } from '../acl/templates';
+import type { IdentityContext } from '../../framework/identity-templates';
 
 export interface EntityRecord {
   id: string;

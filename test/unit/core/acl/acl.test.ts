@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ACL, type AclRequest } from '../../../../src/core/acl/acl';
 import { parsePolicy, type Policy } from '../../../../src/core/acl/policy';
-import type { IdentityContext } from '../../../../src/core/acl/templates';
+import type { IdentityContext } from '../../../../src/framework/identity-templates';
 import type { Operation } from '../../../../src/framework/backend';
 
 const acl = (...texts: string[]): ACL => ACL.compile(texts.map((t, i) => parsePolicy(`p${i}`, t)));

@@ -4,7 +4,7 @@ import {
   scanTemplate,
   templateProblem,
   type IdentityContext,
-} from '../../../../src/core/acl/templates';
+} from '../../../src/framework/identity-templates';
 
 const identity: IdentityContext = {
   entity: {

@@ -1,5 +1,6 @@
-// Templated path patterns: `{{identity.entity.id}}` and friends, resolved per token against its
-// identity. A pattern whose templates cannot all be resolved is skipped by the ACL.
+// Identity templates: `{{identity.entity.id}}` and friends, resolved per token against its
+// identity. ACL path patterns use them (a pattern whose templates cannot all be resolved is
+// skipped by the ACL), and so do the values of AWS session tags.
 
 export interface IdentityContext {
   entity?: {
@@ -117,7 +118,12 @@ const isSafeValue = (v: string): boolean =>
   v !== '' && !/[*+/]/.test(v) && !v.includes('..') && !v.includes('{{') && !v.includes('}}');
 
 /** Resolves every {{...}} in a pattern, or returns null when any cannot be resolved (the rule is then skipped). */
-export function resolveTemplate(pattern: string, identity: IdentityContext | undefined): string | null {
+export const resolveTemplate = (pattern: string, identity: IdentityContext | undefined): string | null => resolve(pattern, identity, isSafeValue);
+
+/** Resolves every {{...}} in a text, any value allowed; null when one cannot be resolved. */
+export const resolveTemplateText = (text: string, identity: IdentityContext | undefined): string | null => resolve(text, identity, () => true);
+
+function resolve(pattern: string, identity: IdentityContext | undefined, acceptable: (value: string) => boolean): string | null {
   const scan = scanTemplate(pattern);
   if (!scan.ok) return null;
   let out = '';
@@ -128,7 +134,7 @@ export function resolveTemplate(pattern: string, identity: IdentityContext | und
     }
     const selector = parseSelector(part.expr.trim());
     const value = selector && identity ? selector(identity) : undefined;
-    if (value === undefined || !isSafeValue(value)) return null;
+    if (value === undefined || !acceptable(value)) return null;
     out += value;
   }
   return out;
