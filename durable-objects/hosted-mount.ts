@@ -7,7 +7,7 @@ import type { AuditBroker } from '../src/core/audit/broker';
 import { LeaseManager } from '../src/core/leases/mount-leases';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
 import type { Mutex } from '../src/core/mutex';
-import { matchesSpecialPath, type Backend, type EntityView, type LogicalResponse, type WireOperation } from '../src/framework/backend';
+import { matchesSpecialPath, WAL_PREFIX, type Backend, type EntityView, type LogicalResponse, type WireOperation } from '../src/framework/backend';
 import { invalidToken } from '../src/framework/errors';
 import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
 import { AuditTrail } from '../src/pipeline/audit-trail';
@@ -22,6 +22,11 @@ import type { ObjectStorage } from './object-storage';
 
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */
 export const LOGICAL_PREFIX = 'logical/';
+/**
+ * When the periodic work looks at an entry a request may have left behind. It runs in the write
+ * order, after the request whatever happens, so this only sets how soon a crash is cleaned up.
+ */
+const WAL_ROLLBACK_DELAY_MS = 5_000;
 /** Markers of tokens that keep data here (cubbyhole): core/token-data/<accessor>. */
 export const TOKEN_DATA = 'core/token-data/';
 
@@ -175,12 +180,24 @@ export class HostedMount implements Host {
         wrap: site.wrap,
         wakeAt: backend.periodic ? (at) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined,
         entity: auth?.entityId ? () => site.entityView(auth.entityId) : undefined,
+        // Only in the write order: the periodic work (also in it) then never meets a live entry.
+        putWAL: readOnly ? undefined : (id, entry) => this.#putWAL(id, entry),
         // Slow keys are made by the Worker, not here where they would stall the mount.
         preparesRsaPairs: true,
       },
       order: (run) => (readOnly ? run() : site.writes.run(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run)),
       after: () => (wake === null ? undefined : site.wakeAt(wake)),
     };
+  }
+
+  /**
+   * A write-ahead entry, durable before the request goes on (the immediate barrier writes
+   * through; the output gate holds the request's outbound calls until it is stored), and the
+   * periodic work scheduled to roll it back should the request never remove it.
+   */
+  async #putWAL(id: string, entry: Uint8Array): Promise<void> {
+    await this.engineStorage.put(`${WAL_PREFIX}${id}`, entry);
+    await this.#site.wakeAt(Date.now() + WAL_ROLLBACK_DELAY_MS);
   }
 
   /** Runs a write on the identity mount, then passes on what it changed for existing tokens. */

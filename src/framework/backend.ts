@@ -85,7 +85,20 @@ export interface LogicalRequest {
    * after, whether or not this request succeeds. Absent where the host runs no timed work.
    */
   wakeAt?: (at: number) => void;
+  /**
+   * Vault's PutWAL, for work done outside storage before the request commits (an IAM user made
+   * before its lease is recorded): stores `entry` at `wal/<id>` in the engine's storage durably
+   * now, outside the request's transaction, and has the backend's `periodic` work run soon. The
+   * handler deletes the entry in its own transaction once the work is recorded; an entry the
+   * request leaves behind (it failed, or the object was reset) is the periodic work's to roll
+   * back. The host runs such paths in its write order, so `periodic` never meets a live entry.
+   * Absent where the host has no durable side channel.
+   */
+  putWAL?: (id: string, entry: Uint8Array) => Promise<void>;
 }
+
+/** Where LogicalRequest.putWAL stores its entries, in the engine's storage. */
+export const WAL_PREFIX = 'wal/';
 
 export interface LeaseInfo {
   ttl: number;

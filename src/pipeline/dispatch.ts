@@ -134,6 +134,8 @@ export interface DispatchHooks {
   wakeAt?: (at: number) => void;
   /** Becomes LogicalRequest.entity. */
   entity?: () => Promise<EntityView | null>;
+  /** Becomes LogicalRequest.putWAL. */
+  putWAL?: (id: string, entry: Uint8Array) => Promise<void>;
   /** Told the operation the request resolved to (a write: create or update), for metrics. */
   resolved?: (operation: Operation) => void;
   /**
@@ -207,6 +209,7 @@ export async function dispatch(
     colo: wire.colo,
     wakeAt: hooks.wakeAt,
     entity: hooks.entity,
+    putWAL: hooks.putWAL,
   };
   const fields = new FieldData(def.fields ?? {}, data);
   // Field errors are reported after authorisation, so callers without access learn nothing.
