@@ -27,7 +27,7 @@ export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
     // Real servers the Worker talks to (they must run in Node, outside workerd).
-    globalSetup: ['test/global/audit-sink.ts', 'test/global/transit-oracle.ts', 'test/global/jwks-server.ts', 'test/global/oidc-stub.ts', 'test/emulators/msgraph.ts', 'test/emulators/google-directory.ts', 'test/emulators/okta.ts'],
+    globalSetup: ['test/global/audit-sink.ts', 'test/global/transit-oracle.ts', 'test/global/jwks-server.ts', 'test/global/oidc-stub.ts', 'test/emulators/msgraph.ts', 'test/emulators/google-directory.ts', 'test/emulators/okta.ts', 'test/emulators/aws-iam-sts/index.ts'],
     testTimeout: 30_000,
   },
 });
