@@ -59,6 +59,13 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
       googleAdminApi: env.GOOGLE_ADMIN_API_URL,
       microsoftGraph: env.MICROSOFT_GRAPH_URL,
       transitBatchBudgetMs: transitBatchBudgetMs(env),
+      awsEnv: {
+        AWS_ACCESS_KEY_ID: env.AWS_ACCESS_KEY_ID,
+        AWS_SECRET_ACCESS_KEY: env.AWS_SECRET_ACCESS_KEY,
+        AWS_SESSION_TOKEN: env.AWS_SESSION_TOKEN,
+        AWS_REGION: env.AWS_REGION,
+        AWS_DEFAULT_REGION: env.AWS_DEFAULT_REGION,
+      },
     },
     login: { identity: (input) => loginIdentities.resolve(input), issue: (token, partial) => shardOf(token).issueLogin(token, partial), metrics },
     wrap: async (response, wire, mount) => {

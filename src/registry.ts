@@ -9,6 +9,7 @@ import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
 import { transitBackend } from './engines/transit';
 import { pkiBackend } from './engines/pki';
+import { awsBackend } from './engines/aws';
 import { testLoginBackend } from './auth/test-login';
 import { jwtBackend } from './auth/jwt';
 
@@ -23,6 +24,8 @@ export interface MountHost {
   microsoftGraph?: string;
   /** Estimated CPU one transit batch may take (TRANSIT_BATCH_CPU_BUDGET_MS), when set. */
   transitBatchBudgetMs?: number;
+  /** The Worker's AWS_* variables (region and credential fallbacks of the aws engine). */
+  awsEnv?: Record<string, string | undefined>;
 }
 
 export interface BackendType extends MountTypeInfo {
@@ -48,6 +51,7 @@ const TYPES: BackendType[] = [
   },
   { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (o, host) => transitBackend(o, { batchBudgetMs: host.transitBatchBudgetMs }) },
   { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: pkiBackend },
+  { type: 'aws', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (_options, host) => awsBackend({ env: host.awsEnv ?? {} }) },
   { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false },
   {
     type: 'coffer-test-leases',

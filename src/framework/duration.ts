@@ -21,7 +21,7 @@ export class DurationError extends Error {}
 export const MAX_DURATION_SECONDS = 9_223_372_036;
 
 /** Parses a Go duration string such as "1h30m", "1.5h" or "-2s" into nanoseconds. */
-function parseGoDuration(input: string): number {
+export function parseGoDuration(input: string): number {
   const fail = (): never => {
     throw new DurationError(`time: invalid duration "${input}"`);
   };

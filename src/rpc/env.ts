@@ -21,6 +21,12 @@ export interface Env {
   GOOGLE_ADMIN_API_URL?: string;
   /** Microsoft Graph's base URL for the JWT azure provider's fetch_groups, when not the public one (tests: an emulator). */
   MICROSOFT_GRAPH_URL?: string;
+  /** The aws engine's fallbacks when config/root leaves them out (as the AWS SDK reads them). */
+  AWS_ACCESS_KEY_ID?: string;
+  AWS_SECRET_ACCESS_KEY?: string;
+  AWS_SESSION_TOKEN?: string;
+  AWS_REGION?: string;
+  AWS_DEFAULT_REGION?: string;
   /** How long an object may reuse a token validation before asking the shard again (ms). */
   TOKEN_LEASE_MS?: string;
   MAX_REQUEST_SIZE?: string;

@@ -1,0 +1,25 @@
+// The AWS secrets engine (reference §3): root credentials for IAM and STS, roles, and dynamic
+// credentials — IAM users behind renewable leases, or STS credentials that expire on their own.
+// Every call to AWS is a signed Query API request (client.ts); IAM users are created under a
+// write-ahead entry so that no failure, not even a reset object, leaves one behind (wal.ts).
+
+import type { Backend } from '../../framework/backend';
+import { configPaths } from './paths/config';
+import { credsPaths } from './paths/creds';
+import { rolePaths } from './paths/roles';
+import { stsPaths } from './paths/sts';
+import { accessKeys, type AwsHost } from './iam-user';
+import { settleWriteAhead } from './wal';
+
+export type { AwsHost } from './iam-user';
+
+export function awsBackend(host: AwsHost): Backend {
+  return {
+    type: 'aws',
+    paths: [...configPaths(host), ...rolePaths(), ...credsPaths(host), ...stsPaths(host)],
+    secretTypes: { access_keys: accessKeys(host) },
+    // Reading creds or sts issues an IAM user or STS credentials, and a lease.
+    writingReadPaths: ['creds/*', 'sts/*'],
+    periodic: (storage, now) => settleWriteAhead(host, storage, now),
+  };
+}
