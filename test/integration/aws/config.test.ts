@@ -50,7 +50,7 @@ describe('config/root', () => {
     expect(r.text).not.toContain('very-secret');
   });
 
-  it('changes only the fields a write names, and an empty username_template means the default', async () => {
+  it('changes only the fields a write names, but a write without username_template resets it to the default', async () => {
     await ok('POST', 'fresh/config/root', {
       region: 'eu-west-1',
       sts_region: 'eu-central-1',
@@ -69,9 +69,12 @@ describe('config/root', () => {
       max_retries: 5,
       username_template: '{{ .PolicyName }}',
     });
-    await ok('POST', 'fresh/config/root', { username_template: null });
+    await ok('POST', 'fresh/config/root', { region: 'eu-west-2' });
     data = (await ok('GET', 'fresh/config/root')).body.data;
-    expect(data.username_template).toBe(DEFAULT_TEMPLATE);
+    expect(data).toMatchObject({ region: 'eu-west-2', max_retries: 5, username_template: DEFAULT_TEMPLATE });
+    await ok('POST', 'fresh/config/root', { username_template: '{{ .PolicyName }}' });
+    await ok('POST', 'fresh/config/root', { username_template: null });
+    expect((await ok('GET', 'fresh/config/root')).body.data.username_template).toBe(DEFAULT_TEMPLATE);
   });
 
   const refused: [string, Record<string, unknown>, string][] = [

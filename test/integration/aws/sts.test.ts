@@ -221,6 +221,32 @@ describe('session_token', () => {
   });
 });
 
+describe('bad input', () => {
+  beforeEach(async () => {
+    await ok('POST', 'aws/roles/deploy', { credential_type: 'assumed_role', role_arns: [ROLE('deployer')] });
+  });
+  const refused: [string, Record<string, unknown>, string][] = [
+    ['a ttl that is not a duration', { ttl: 'soon' }, 'error converting input "soon" for field "ttl"'],
+    ['a negative ttl', { ttl: -5 }, 'error converting input -5 for field "ttl": cannot provide negative value'],
+    ['a role_arn that is not a string', { role_arn: { arn: 'x' } }, 'error converting input {"arn":"x"} for field "role_arn"'],
+  ];
+  for (const [what, body, message] of refused) {
+    it(`refuses ${what} before any AWS call`, async () => {
+      const r = await call('POST', 'aws/sts/deploy', body);
+      expect(r.status).toBe(400);
+      expect(r.body.errors[0]).toContain(message);
+      expect(await emu.calls()).toEqual([]);
+    });
+  }
+
+  it('takes JSON null as the zero value (ttl 0: AWS then refuses it)', async () => {
+    const r = await call('POST', 'aws/sts/deploy', { ttl: null, role_session_name: null });
+    expect((await lastCall()).params.DurationSeconds).toBe('0');
+    expect(r.status).toBe(400);
+    expect(r.body.errors[0]).toMatch(/^Error assuming role: ValidationError: /);
+  });
+});
+
 describe('endpoints', () => {
   it('falls back to the next STS endpoint when the first cannot be reached', async () => {
     await ok('POST', 'aws/roles/deploy', { credential_type: 'assumed_role', role_arns: [ROLE('deployer')] });

@@ -84,7 +84,8 @@ export function configPaths(host: AwsHost): PathDef[] {
           if (given('sts_fallback_endpoints')) c.stsFallbackEndpoints = f.get('sts_fallback_endpoints');
           if (given('sts_fallback_regions')) c.stsFallbackRegions = f.get('sts_fallback_regions');
           if (given('max_retries')) c.maxRetries = f.get('max_retries');
-          if (given('username_template')) c.usernameTemplate = f.get<string>('username_template') || DEFAULT_USERNAME_TEMPLATE;
+          // As in Vault, every write sets the template: left out, it is the default again.
+          c.usernameTemplate = f.get<string>('username_template') || DEFAULT_USERNAME_TEMPLATE;
 
           const problems: string[] = [];
           if (c.stsFallbackEndpoints.length !== c.stsFallbackRegions.length) problems.push('fallback endpoints and fallback regions must be the same length');
