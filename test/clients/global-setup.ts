@@ -1,5 +1,6 @@
 // The real-client suite's world, started once (vitest globalSetup): the Worker built as `npm start`
-// builds it, one launcher every client test talks to, a real OpenID provider, and a small helper
+// builds it, one launcher every client test talks to, a real OpenID provider, the AWS IAM/STS
+// emulator (the aws engine's AWS; each test module takes a tenant of its own), and a small helper
 // service for what a client library does not do itself — minting JWTs with a key the JWT method
 // is configured with, and signing a user in at the provider like a browser would.
 import http from 'node:http';
@@ -12,6 +13,7 @@ import { build, ROOT } from '../../scripts/miniflare-server.mjs';
 import { Browser } from '../e2e/oidc-browser';
 import { startIdP } from '../e2e/oidc-provider';
 import { readInit, removeTempDirs, startLauncher, tempDir } from '../e2e/processes';
+import { startAwsEmulator } from '../emulators/aws-iam-sts/server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -20,6 +22,8 @@ declare module 'vitest' {
     oidcIssuer: string;
     /** The helper service (below). */
     clientHelper: string;
+    /** The AWS IAM/STS emulator, http://127.0.0.1:<port>: a module's account is `${awsEmulator}/t/<name>`. */
+    awsEmulator: string;
   }
 }
 
@@ -71,15 +75,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
   const idp = await startIdP();
   const helper = await startHelper();
+  const aws = await startAwsEmulator();
   const dataDir = tempDir('coffer-clients-');
   const server = await startLauncher(dataDir);
   const init = readInit(dataDir);
   project.provide('coffer', { url: server.url, rootToken: init.root_token, recoveryKey: init.recovery_keys[0], dataDir });
   project.provide('oidcIssuer', idp.issuer);
   project.provide('clientHelper', helper.url);
+  project.provide('awsEmulator', aws.base);
   return async () => {
     await server.stop('SIGTERM');
-    await Promise.all([idp.close(), helper.close()]);
+    await Promise.all([idp.close(), helper.close(), aws.close()]);
     removeTempDirs();
   };
 }

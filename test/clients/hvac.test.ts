@@ -7,7 +7,7 @@ import { expectPassed, HVAC_DIR, listTests, runModule, type Result } from './hva
 
 const PARALLEL = 3;
 const coffer = inject('coffer');
-const target = { ...coffer, extra: { COFFER_HELPER_URL: inject('clientHelper'), OIDC_ISSUER: inject('oidcIssuer') } };
+const target = { ...coffer, extra: { COFFER_HELPER_URL: inject('clientHelper'), OIDC_ISSUER: inject('oidcIssuer'), AWS_EMULATOR: inject('awsEmulator') } };
 
 const modules = readdirSync(HVAC_DIR)
   .filter((f) => /^test_\w+\.py$/.test(f))
