@@ -11,6 +11,8 @@ export const SYSTEM_PACKAGES = [
   { name: 'python3-hvac', present: ['/usr/bin/python3', '-c', 'import hvac'] },
   // Prometheus's own Python client: its parser checks sys/metrics' text format independently.
   { name: 'python3-prometheus-client', present: ['/usr/bin/python3', '-c', 'import prometheus_client'] },
+  // The PKCS#11 token the HSM bridge's end-to-end test runs against (test/e2e/hsm-bridge.test.ts).
+  { name: 'softhsm2', present: ['sh', '-c', 'command -v softhsm2-util && test -e /usr/lib/softhsm/libsofthsm2.so'] },
 ];
 
 const ok = ([cmd, ...args]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;

@@ -24,6 +24,7 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 const stages = [
   ['setup: Debian packages (openssl, python3-hvac, ...)', process.execPath, [path.join(root, 'scripts/system-packages.mjs')]],
   ['type-check', bin('tsc'), ['--noEmit', '-p', '.']],
+  ['type-check hsm-bridge (JavaScript with JSDoc types)', bin('tsc'), ['-p', 'hsm-bridge/tsconfig.json']],
   ['imports: no circles, layers flow down (dependency-cruiser)', bin('depcruise'), ['src', 'durable-objects', '--output-type', 'err']],
   ['unit + integration (workerd)', bin('vitest'), ['run', ...extra]],
   ['end-to-end (launcher, wrangler dev, node-vault)', bin('vitest'), ['run', '-c', 'vitest.e2e.config.ts', ...extra]],
