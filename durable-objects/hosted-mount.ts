@@ -79,6 +79,7 @@ export class HostedMount implements Host {
       mountAccessor: entry.accessor,
       mountConfig: effectiveTTLs(entry.config),
       mountOptions: entry.options ?? {},
+      mountAllowedManagedKeys: entry.config.allowed_managed_keys ?? [],
     };
     this.barrier = site.storage.barrier;
     this.engineStorage = new PrefixedStorage(this.barrier, LOGICAL_PREFIX);

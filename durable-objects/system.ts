@@ -145,6 +145,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
         await Promise.all(allShards().map((shard) => shard.setActivityRetention(months)));
       },
       startedAt: this.#startedAt,
+      managedKeyDeps: { fetch: (input, init) => fetch(input, init) },
       wrapping: {
         unwrap: (token) => this.#shardOf(token).unwrap(token),
         peek: (token) => this.#shardOf(token).peekWrapped(token),

@@ -55,6 +55,11 @@ export interface LogicalRequest {
   mountConfig: MountConfigView;
   /** The mount's options map (e.g. {version: "1"}). */
   mountOptions: Record<string, string>;
+  /**
+   * The managed keys the mount lists in allowed_managed_keys (tune): with a key's any_mount, what
+   * lets the mount use it (src/managed-keys/resolve.ts). Absent where the host serves no such mount.
+   */
+  mountAllowedManagedKeys?: readonly string[];
   data: Record<string, unknown>;
   storage: Storage;
   auth: AuthContext | null;

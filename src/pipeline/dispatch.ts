@@ -56,6 +56,8 @@ export interface MountContext {
   mountAccessor: string;
   mountConfig: MountConfigView;
   mountOptions: Record<string, string>;
+  /** The mount's allowed_managed_keys (becomes LogicalRequest.mountAllowedManagedKeys). */
+  mountAllowedManagedKeys?: readonly string[];
 }
 
 export interface AuthorizationRequest {

@@ -7,6 +7,7 @@ import type { PolicyStore } from '../core/acl/policy-store';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
+import type { BackendDeps } from '../managed-keys/types';
 
 export interface SystemServices {
   core: SealState;
@@ -37,6 +38,8 @@ export interface SystemServices {
   activity(months: string[]): Promise<Record<string, ActivityRecord[]>>;
   /** Tells every shard how many months of client activity to keep. */
   setActivityRetention(months: number): Promise<void>;
+  /** What managed-key backends reach their HSM bridge or cloud API with (sys/managed-keys test/sign). */
+  managedKeyDeps: BackendDeps;
   /** When the SystemObject instance answering started (unix ms). */
   startedAt: number;
 }

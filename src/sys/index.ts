@@ -4,6 +4,7 @@ import { auditPaths } from './paths/audit';
 import type { SystemServices } from './context';
 import { counterPaths } from './paths/internal-counters';
 import { leasePaths } from './paths/leases';
+import { managedKeyPaths } from './paths/managed-keys';
 import { metricsPaths } from './paths/metrics';
 import { mountPaths } from './paths/mounts';
 import { capabilityPaths } from './paths/capabilities';
@@ -21,6 +22,7 @@ export function systemBackend(services: SystemServices): Backend {
       ...sealPaths(services),
       ...mountPaths(services),
       ...policyPaths(services),
+      ...managedKeyPaths(services),
       ...capabilityPaths(services),
       ...leasePaths(services),
       ...uiMountPaths(services),

@@ -63,6 +63,13 @@ export function testLeasesBackend(): Backend {
         },
       },
       {
+        pattern: 'mount-context',
+        summary: 'What the engine is told about its mount (tests that tuned settings reach engines).',
+        operations: {
+          read: async (req) => ({ data: { allowed_managed_keys: req.mountAllowedManagedKeys ?? null } }),
+        },
+      },
+      {
         // Deliberately undeclared in writingReadPaths: the host must refuse the write.
         pattern: 'undeclared-write',
         summary: 'A read that writes without saying so (tests the host guard).',
