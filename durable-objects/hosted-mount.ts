@@ -8,7 +8,7 @@ import { LeaseManager } from '../src/core/leases/mount-leases';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
 import type { Mutex } from '../src/core/mutex';
 import { matchesSpecialPath, WAL_PREFIX, type Backend, type EntityView, type LogicalResponse, type WireOperation } from '../src/framework/backend';
-import { invalidToken } from '../src/framework/errors';
+import { CofferError, invalidToken } from '../src/framework/errors';
 import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
 import { AuditTrail } from '../src/pipeline/audit-trail';
 import type { CallerPort } from '../src/pipeline/caller';
@@ -159,6 +159,8 @@ export class HostedMount implements Host {
       (readsOnly(wire.operation) && !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
       (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
     let tx: StorageTransaction | undefined;
+    // A write the backend found writes only its lease (Backend.leaseOnly): run beside the others.
+    let leaseOnly = false;
     // The earliest time the request asked the backend's periodic work to run at.
     let wake: number | null = null;
     return {
@@ -169,6 +171,7 @@ export class HostedMount implements Host {
           if (readOnly && (tx!.dirty || response.secret)) {
             throw new Error(`${backend.type} ${wire.operation} of ${relPath} wrote to storage; its path belongs in writingReadPaths`);
           }
+          if (leaseOnly && tx!.dirty) throw new Error(`${backend.type} ${wire.operation} of ${relPath} ran as lease-only but wrote to storage`);
           if (response.login) await issueLogin(response, { context: mount, tokenType: this.entry.config.token_type }, wire.path, site.login);
           if (!response.secret) return;
           // The lease is written in the same transaction as whatever the handler wrote.
@@ -182,11 +185,24 @@ export class HostedMount implements Host {
         wakeAt: backend.periodic ? (at) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined,
         entity: auth?.entityId ? () => site.entityView(auth.entityId) : undefined,
         // Only in the write order: the periodic work (also in it) then never meets a live entry.
-        putWAL: readOnly ? undefined : (id, entry) => this.#putWAL(id, entry),
+        putWAL: readOnly
+          ? undefined
+          : async (id, entry) => {
+              // Decided lease-only from what it was before it ran (its role changed meanwhile).
+              if (leaseOnly) throw new CofferError(503, [`${relPath} changed while the request was in flight; retry it`]);
+              await this.#putWAL(id, entry);
+            },
         // Slow keys are made by the Worker, not here where they would stall the mount.
         preparesRsaPairs: true,
       },
-      order: (run) => (readOnly ? run() : site.writes.run(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run)),
+      order: async (run) => {
+        if (readOnly) return await run();
+        if (backend.leaseOnly && (await backend.leaseOnly(relPath, this.engineStorage))) {
+          leaseOnly = true;
+          return await run();
+        }
+        return await site.writes.run(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run);
+      },
       after: () => (wake === null ? undefined : site.wakeAt(wake)),
     };
   }

@@ -268,6 +268,12 @@ export interface Backend {
    * the token and entity live elsewhere). The host runs them without waiting for other writes.
    */
   storageFreeWritePaths?: string[];
+  /**
+   * Decides, per request, that a write (or writing read) writes nothing but the lease the host
+   * records for it (AWS STS credentials), so it may run beside the mount's write order instead of
+   * waiting for it. Such a request gets no working putWAL, and a write of its own is refused.
+   */
+  leaseOnly?(relPath: string, storage: Storage): Promise<boolean>;
   /** Secret types this backend issues leases for, by name. */
   secretTypes?: Record<string, SecretType>;
   /**

@@ -5,8 +5,9 @@
 import type { LogicalRequest, LogicalResponse } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
+import type { Storage } from '../../framework/storage';
 import { createIamUser, type AwsHost } from './iam-user';
-import { loadRole, type CredentialType } from './role';
+import { loadRole, type CredentialType, type Role } from './role';
 import { assumeRole, getFederationToken, getSessionToken } from './sts-calls';
 
 export const CREDENTIAL_FIELDS: FieldSchemas = {
@@ -18,6 +19,23 @@ export const CREDENTIAL_FIELDS: FieldSchemas = {
 };
 
 const MAX_SESSION_NAME = 64;
+
+/** The type a request on `via` gets: the role's one, or for an upgraded legacy role (iam_user and federation_token) the path's. */
+export function credentialTypeFor(role: Role, via: 'creds' | 'sts'): CredentialType {
+  if (role.credentialTypes.length === 1) return role.credentialTypes[0];
+  return via === 'creds' ? 'iam_user' : 'federation_token';
+}
+
+/**
+ * STS credentials write nothing but their lease, so they are issued beside the mount's write
+ * order (Backend.leaseOnly); an IAM user needs its write-ahead entry, in the order.
+ */
+export async function issuesOnlyLease(relPath: string, storage: Storage): Promise<boolean> {
+  const m = /^(creds|sts)\/(.+)$/.exec(relPath);
+  if (!m) return false;
+  const loaded = await loadRole(storage, m[2]);
+  return !!loaded && !loaded.invalidData && credentialTypeFor(loaded.role, m[1] as 'creds' | 'sts') !== 'iam_user';
+}
 
 export async function issueCredentials(req: LogicalRequest, f: FieldData, host: AwsHost, via: 'creds' | 'sts'): Promise<LogicalResponse> {
   const roleName = f.get<string>('name');
@@ -31,14 +49,9 @@ export async function issueCredentials(req: LogicalRequest, f: FieldData, host: 
   const maxTtl = role.maxStsTtl > 0 ? role.maxStsTtl : req.mountConfig.maxLeaseTTL;
   if (ttl > maxTtl) ttl = maxTtl;
 
-  let type: CredentialType;
-  if (role.credentialTypes.length === 1) type = role.credentialTypes[0];
-  else {
-    // Only an upgraded legacy role holds two (iam_user and federation_token): the path decides.
-    type = via === 'creds' ? 'iam_user' : 'federation_token';
-    if (!role.credentialTypes.includes(type)) {
-      throw badRequest(`requested credential type ${JSON.stringify(type)} not in allowed credential types ${JSON.stringify(role.credentialTypes)}`);
-    }
+  const type = credentialTypeFor(role, via);
+  if (!role.credentialTypes.includes(type)) {
+    throw badRequest(`requested credential type ${JSON.stringify(type)} not in allowed credential types ${JSON.stringify(role.credentialTypes)}`);
   }
   if (role.prohibitFlexibleCredPath) {
     if (type === 'iam_user' && via === 'sts') throw badRequest('attempted to retrieve iam_user credentials through the sts path; this is not allowed for legacy roles');

@@ -5,6 +5,7 @@
 
 import type { Backend } from '../../framework/backend';
 import { configPaths } from './paths/config';
+import { issuesOnlyLease } from './credentials';
 import { credsPaths } from './paths/creds';
 import { rolePaths } from './paths/roles';
 import { stsPaths } from './paths/sts';
@@ -18,8 +19,10 @@ export function awsBackend(host: AwsHost): Backend {
     type: 'aws',
     paths: [...configPaths(host), ...rolePaths(), ...credsPaths(host), ...stsPaths(host)],
     secretTypes: { access_keys: accessKeys(host) },
-    // Reading creds or sts issues an IAM user or STS credentials, and a lease.
+    // Reading creds or sts issues an IAM user or STS credentials, and a lease; STS credentials
+    // write nothing else, so they need not wait for the mount's other writes.
     writingReadPaths: ['creds/*', 'sts/*'],
+    leaseOnly: issuesOnlyLease,
     periodic: (storage, now) => settleWriteAhead(host, storage, now),
   };
 }

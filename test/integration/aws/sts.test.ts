@@ -221,6 +221,33 @@ describe('session_token', () => {
   });
 });
 
+describe('write order', () => {
+  it('issues STS credentials beside the mount\'s writes, and IAM users in turn with them', async () => {
+    await ok('POST', 'aws/roles/deploy', { credential_type: 'assumed_role', role_arns: [ROLE('deployer')] });
+    await ok('POST', 'aws/roles/user', { credential_type: 'iam_user', policy_arns: ['arn:aws:iam::aws:policy/ReadOnlyAccess'] });
+    const order: string[] = [];
+    const track = (name: string, p: Promise<{ status: number }>) => p.then((r) => (order.push(name), r));
+
+    // AssumeRole is held at AWS: a role write sent meanwhile is not held up behind it.
+    await emu.faults({ delays: [{ action: 'AssumeRole', ms: 1_000 }] });
+    const sts = track('sts', call('POST', 'aws/sts/deploy', {}));
+    await new Promise((r) => setTimeout(r, 200));
+    const write = track('write', call('POST', 'aws/roles/other', { credential_type: 'assumed_role', role_arns: [ROLE('reader')] }));
+    expect((await Promise.all([sts, write])).map((r) => r.status)).toEqual([200, 204]);
+    expect(order).toEqual(['write', 'sts']);
+
+    // CreateUser is held: the role write waits for the IAM user (and its write-ahead entry).
+    await emu.faults({ delays: [{ action: 'CreateUser', ms: 1_000 }] });
+    const user = call('GET', 'aws/creds/user');
+    await new Promise((r) => setTimeout(r, 200));
+    const sent = Date.now();
+    const write2 = await call('POST', 'aws/roles/other', { external_id: 'x' });
+    expect(write2.status).toBe(204);
+    expect(Date.now() - sent).toBeGreaterThan(500);
+    expect((await user).status).toBe(200);
+  });
+});
+
 describe('bad input', () => {
   beforeEach(async () => {
     await ok('POST', 'aws/roles/deploy', { credential_type: 'assumed_role', role_arns: [ROLE('deployer')] });
