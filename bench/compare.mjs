@@ -17,7 +17,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { ROOT } from '../scripts/miniflare-server.mjs';
 import { startProcess, stopProcess } from './processes.mjs';
-import { SCENARIOS } from './scenarios.mjs';
+import { SCENARIOS, stopScenarioServers } from './scenarios.mjs';
 
 const name = process.argv[2];
 const other = path.resolve(process.argv[3] ?? path.join(ROOT, '../coffer-before'));
@@ -94,6 +94,6 @@ try {
   }
   for (const b of builds) console.log(`${b.label}: median ratio ${median(b.ratios).toFixed(3)}, median CPU ratio ${median(b.cpuRatios).toFixed(3)}`);
 } finally {
-  await Promise.all(procs.map(stopProcess));
+  await Promise.all([...procs.map(stopProcess), stopScenarioServers()]);
   rmSync(work, { recursive: true, force: true });
 }

@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 import WebSocket from 'ws';
 import { ROOT } from '../scripts/miniflare-server.mjs';
-import { SCENARIOS } from './scenarios.mjs';
+import { SCENARIOS, stopScenarioServers } from './scenarios.mjs';
 
 const name = process.argv[2] ?? 'KV v1 read';
 const scenario = SCENARIOS.find((s) => s.name === name);
@@ -74,3 +74,4 @@ for (const [k, n] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 35)) console
 console.log(`profile: ${path.join(dataDir, 'profile.cpuprofile')}`);
 ws.close();
 proc.kill('SIGTERM');
+await stopScenarioServers();

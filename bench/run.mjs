@@ -11,7 +11,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { ROOT } from '../scripts/miniflare-server.mjs';
 import { startProcess, stopProcess } from './processes.mjs';
-import { SCENARIOS } from './scenarios.mjs';
+import { SCENARIOS, stopScenarioServers } from './scenarios.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -115,7 +115,7 @@ async function main() {
     writeFileSync(path.join(ROOT, 'bench/results/latest.json'), JSON.stringify(out, null, 2) + '\n');
     console.log('\nWrote bench/results/latest.json');
   } finally {
-    await Promise.all(servers.map(stopProcess));
+    await Promise.all([...servers.map(stopProcess), stopScenarioServers()]);
     rmSync(work, { recursive: true, force: true });
   }
 }

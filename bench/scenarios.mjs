@@ -1,6 +1,9 @@
 // Coffer's benchmark scenarios. `target` is the issue's goal as a ratio to the one-DO baseline.
 // `setup(url, rootToken)` may return a context that `request(url, rootToken, context)` receives.
-// Later areas append their scenarios here.
+// Later areas append their scenarios here. Scenarios that need a server of their own start it in
+// their setup; `stopScenarioServers()` stops them (run.mjs, profile.mjs and compare.mjs call it).
+
+import { startAwsEmulatorProcess } from './aws-emulator.mjs';
 
 const json = (token) => ({ 'X-Vault-Token': token, 'Content-Type': 'application/json' });
 
@@ -73,6 +76,53 @@ async function issueSerials(url, token, count) {
   };
   await Promise.all(Array.from({ length: 20 }, worker));
   return serials;
+}
+
+/** The AWS IAM/STS emulator (a child process), started by the first AWS scenario's setup. */
+let awsEmulator = null;
+
+/** Stops the servers scenarios started (the AWS emulator). */
+export async function stopScenarioServers() {
+  const started = awsEmulator;
+  awsEmulator = null;
+  const emu = started && (await started.catch(() => null));
+  if (emu) await emu.stop();
+}
+
+const AWS_ADMIN = { userName: 'vault-admin', accessKeyId: 'AKIAADMINEXAMPLE0001', secretAccessKey: 'admin/secret/key/EXAMPLE0000000000000001' };
+const AWS_ROLE_ARN = 'arn:aws:iam::123456789012:role/bench';
+
+/**
+ * The aws/ mount configured against a freshly reset emulator account: the admin user whose key
+ * the engine signs with, and one role to assume. Each AWS scenario resets it, so the IAM users
+ * one scenario made (about one per request, ≈ 1 KiB each in the emulator's memory) go before the
+ * next; within a scenario they are a few thousand for the default 2 + 10 s. The emulator keeps
+ * only its latest ~1000 calls in its log. Leases (1 h) outlive the run: no revocation (seven IAM
+ * calls each) runs during the measurement. max_retries 0: a throttled or failed call fails its
+ * request (and shows in the non-2xx count) instead of being retried out of sight.
+ */
+async function ensureAws(url, token) {
+  awsEmulator ??= startAwsEmulatorProcess({ maxLoggedCalls: 1000 });
+  const emu = await awsEmulator;
+  const reset = await fetch(`${emu.url}/_emulator/reset`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      users: [{ userName: AWS_ADMIN.userName, accessKeys: [{ accessKeyId: AWS_ADMIN.accessKeyId, secretAccessKey: AWS_ADMIN.secretAccessKey }] }],
+      roles: [{ roleName: 'bench' }],
+    }),
+  });
+  if (!reset.ok) throw new Error(`AWS emulator reset: ${reset.status} ${await reset.text()}`);
+  await ensureMount(url, token, 'aws', 'aws');
+  await call(url, token, 'POST', 'aws/config/root', {
+    access_key: AWS_ADMIN.accessKeyId,
+    secret_key: AWS_ADMIN.secretAccessKey,
+    iam_endpoint: emu.url,
+    sts_endpoint: emu.url,
+    region: 'us-east-1',
+    max_retries: 0,
+  });
+  await call(url, token, 'POST', 'aws/config/lease', { lease: '1h', lease_max: '1h' });
 }
 
 export const SCENARIOS = [
@@ -239,5 +289,25 @@ export const SCENARIOS = [
       url: `${url}/v1/pki/revoke`,
       requests: [{ method: 'POST', headers: json(token), setupRequest: (req) => ({ ...req, body: JSON.stringify({ serial_number: serials.pop() ?? '00:01' }) }) }],
     }),
+  },
+  {
+    // CreateUser, AttachUserPolicy, CreateAccessKey, and a lease: in the mount's write order.
+    name: 'aws creds iam_user',
+    target: 0.1,
+    setup: async (url, token) => {
+      await ensureAws(url, token);
+      await call(url, token, 'POST', 'aws/roles/bench-user', { credential_type: 'iam_user', policy_arns: ['arn:aws:iam::aws:policy/ReadOnlyAccess'] });
+    },
+    request: (url, token) => ({ url: `${url}/v1/aws/creds/bench-user`, headers: json(token) }),
+  },
+  {
+    // One AssumeRole call, and a lease: in the mount's write order.
+    name: 'aws sts assumed_role',
+    target: 0.3,
+    setup: async (url, token) => {
+      await ensureAws(url, token);
+      await call(url, token, 'POST', 'aws/roles/bench-sts', { credential_type: 'assumed_role', role_arns: [AWS_ROLE_ARN] });
+    },
+    request: (url, token) => ({ url: `${url}/v1/aws/sts/bench-sts`, method: 'POST', headers: json(token), body: '{}' }),
   },
 ];
