@@ -27,7 +27,10 @@ async function measure(name, opts) {
   const r = await load(opts);
   const bad = r.non2xx + r.errors + r.timeouts;
   // Connections cut at the end of the run show up as errors; statuses other than 2xx never should.
-  if (bad > 0) console.warn(`  ${name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts of ${r.requests.total} requests`);
+  if (bad > 0) {
+    const statuses = Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => `${code}×${s.count}`).join(' ');
+    console.warn(`  ${name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts of ${r.requests.total} requests (statuses: ${statuses})`);
+  }
   return { scenario: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, failed: bad };
 }
 
