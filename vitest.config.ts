@@ -7,7 +7,8 @@ export const TEST_SEAL_KEY = '8f5a2c1e9b7d4f6a3c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d0f
 
 export default defineConfig({
   plugins: [
-    cloudflareTest({
+    // The function form: values from globalSetup (the HSM bridge's URL and key pair) go into the bindings.
+    cloudflareTest(({ inject }) => ({
       wrangler: { configPath: './wrangler.toml' },
       miniflare: {
         // More than one shard, so tests cover tokens living on different shards.
@@ -20,14 +21,28 @@ export default defineConfig({
           FUZZ_CASES: process.env.FUZZ_CASES ?? '',
           FUZZ_ONLY: process.env.FUZZ_ONLY ?? '',
           FUZZ_TRACE: process.env.FUZZ_TRACE ?? '',
+          // pkcs11 managed keys: the bridge started by test/global/hsm-bridge-setup.ts.
+          HSM_BRIDGE_URL: inject('hsmBridgeUrl'),
+        },
+        serviceBindings: {
+          // Real mutual TLS done by workerd (see hsm-bridge/README.md, "Local runs and tests").
+          HSM_BRIDGE: {
+            network: {
+              allow: ['private', 'local'],
+              tlsOptions: {
+                keypair: { privateKey: inject('hsmBridgeClientKeyPem'), certificateChain: inject('hsmBridgeClientCertPem') },
+                trustedCertificates: [inject('hsmBridgeCaPem')],
+              },
+            },
+          },
         },
       },
-    }),
+    })),
   ],
   test: {
     include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
     // Real servers the Worker talks to (they must run in Node, outside workerd).
-    globalSetup: ['test/global/audit-sink.ts', 'test/global/transit-oracle.ts', 'test/global/jwks-server.ts', 'test/global/oidc-stub.ts', 'test/emulators/msgraph.ts', 'test/emulators/google-directory.ts', 'test/emulators/okta.ts', 'test/emulators/aws-iam-sts/index.ts'],
+    globalSetup: ['test/global/audit-sink.ts', 'test/global/transit-oracle.ts', 'test/global/jwks-server.ts', 'test/global/oidc-stub.ts', 'test/emulators/msgraph.ts', 'test/emulators/google-directory.ts', 'test/emulators/okta.ts', 'test/emulators/aws-iam-sts/index.ts', 'test/global/hsm-bridge-setup.ts'],
     testTimeout: 30_000,
   },
 });

@@ -145,7 +145,11 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
         await Promise.all(allShards().map((shard) => shard.setActivityRetention(months)));
       },
       startedAt: this.#startedAt,
-      managedKeyDeps: { fetch: (input, init) => fetch(input, init) },
+      managedKeyDeps: {
+        fetch: (input, init) => fetch(input, init),
+        hsmBridge: this.env.HSM_BRIDGE && { fetch: (input, init) => this.env.HSM_BRIDGE!.fetch(input, init) },
+        hsmBridgeUrl: this.env.HSM_BRIDGE_URL,
+      },
       wrapping: {
         unwrap: (token) => this.#shardOf(token).unwrap(token),
         peek: (token) => this.#shardOf(token).peekWrapped(token),

@@ -3,6 +3,7 @@
 // 400 saying so (configuration, listing and reading work for every type already).
 
 import { typeLabel } from './entry';
+import { pkcs11Backend } from './pkcs11';
 import { ManagedKeyError, type BackendDeps, type ManagedKey, type ManagedKeyEntry, type ManagedKeyType } from './types';
 
 export type BackendFactory = (entry: ManagedKeyEntry, deps: BackendDeps) => ManagedKey;
@@ -13,12 +14,9 @@ const notAvailable =
     throw new ManagedKeyError(400, `the ${typeLabel(type)} backend is not available yet`);
   };
 
-/**
- * The factories by type. pkcs11 (through the HSM bridge, env.HSM_BRIDGE) is to be added here with
- * its client; until then it answers like the others.
- */
+/** The factories by type: pkcs11 through the HSM bridge (env.HSM_BRIDGE); the cloud KMS backends are still to come. */
 const factories: Record<ManagedKeyType, BackendFactory> = {
-  pkcs11: notAvailable('pkcs11'),
+  pkcs11: pkcs11Backend,
   cloudakms: notAvailable('cloudakms'),
   cloudbkeyvault: notAvailable('cloudbkeyvault'),
   cloudckms: notAvailable('cloudckms'),

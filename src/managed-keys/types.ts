@@ -166,4 +166,6 @@ export interface BackendDeps {
   fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response>;
   /** The on-premises PKCS#11 bridge (env.HSM_BRIDGE), when the deployment binds one. */
   hsmBridge?: { fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> };
+  /** The bridge's base URL (HSM_BRIDGE_URL): what requests through the binding are addressed to. */
+  hsmBridgeUrl?: string;
 }

@@ -21,6 +21,13 @@ export interface Env {
   GOOGLE_ADMIN_API_URL?: string;
   /** Microsoft Graph's base URL for the JWT azure provider's fetch_groups, when not the public one (tests: an emulator). */
   MICROSOFT_GRAPH_URL?: string;
+  /**
+   * The on-premises HSM bridge (hsm-bridge/) of pkcs11 managed keys: an mTLS certificate binding
+   * in production, a Miniflare network service with the client key pair locally; and the URL
+   * requests through it are addressed to.
+   */
+  HSM_BRIDGE?: Fetcher;
+  HSM_BRIDGE_URL?: string;
   /** The aws engine's fallbacks when config/root leaves them out (as the AWS SDK reads them). */
   AWS_ACCESS_KEY_ID?: string;
   AWS_SECRET_ACCESS_KEY?: string;

@@ -3,17 +3,16 @@
 // API over mutual TLS. Signatures are checked by `openssl dgst -verify` and by WebCrypto,
 // OAEP against openssl's and Node's encryption; the TLS layer must refuse foreign and missing
 // client certificates; the PIN must never reach the bridge's output.
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash, createPublicKey, publicEncrypt, constants as cryptoConstants, webcrypto } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { ECDSASigValue } from '@peculiar/asn1-ecc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, tempDir } from './processes';
+import { startHsmBridge, type HsmBridge } from '../global/hsm-bridge';
 
-const SOFTHSM_LIB = '/usr/lib/softhsm/libsofthsm2.so';
 // Distinctive values, so that looking for them in the bridge's output means something.
 const PIN = 'pin-7f3a91c4e2';
 const WRONG_PIN = 'pin-wrong-58d0b6';
@@ -37,10 +36,11 @@ const digestOf = (hash: string, data: Buffer) => createHash(opensslHash[hash]).u
 const u8 = (b: Buffer) => new Uint8Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
 
 describe('hsm-bridge against SoftHSM2', () => {
-  const dir = tempDir('coffer-e2e-hsm-');
+  let hsm: HsmBridge;
+  let dir = '';
+  let env: NodeJS.ProcessEnv = {};
   const at = (name: string) => path.join(dir, name);
-  const env = { ...process.env, SOFTHSM2_CONF: at('softhsm2.conf'), TMPDIR: at('tmp') };
-  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const openssl = (...args: string[]) => hsm.openssl(...args);
   let fileNo = 0;
   const file = (content: string | Buffer) => {
     const name = at(`f${++fileNo}`);
@@ -48,8 +48,7 @@ describe('hsm-bridge against SoftHSM2', () => {
     return name;
   };
 
-  let bridge: ChildProcess;
-  let output = '';
+  const output = () => hsm.output();
   let url = '';
   let slot = '';
   const pem: Record<string, string> = {};
@@ -83,72 +82,24 @@ describe('hsm-bridge against SoftHSM2', () => {
   const base = { library: 'softhsm', token_label: TOKEN, pin: PIN };
 
   beforeAll(async () => {
-    // SoftHSM2: a token directory inside the temp dir, one token for this run.
-    mkdirSync(at('tokens'));
-    mkdirSync(at('tmp'));
-    writeFileSync(at('softhsm2.conf'), `directories.tokendir = ${at('tokens')}\nobjectstore.backend = file\nlog.level = ERROR\n`);
-    const init = execFileSync('softhsm2-util', ['--init-token', '--free', '--label', TOKEN, '--pin', PIN, '--so-pin', SO_PIN], { env, encoding: 'utf8' });
-    slot = /reassigned to slot (\d+)/.exec(init)?.[1] ?? '';
+    // A SoftHSM2 token, a CA with the bridge's server certificate and Coffer's client certificate,
+    // and the bridge itself (test/global/hsm-bridge.ts); here also a second CA with a client
+    // certificate of the same name, and a client of the right CA whose name is not allowed.
+    hsm = await startHsmBridge({ pin: PIN, soPin: SO_PIN, tokenLabel: TOKEN, logLevel: 'debug' });
+    ({ dir, env, url, slot } = hsm);
     expect(slot).toMatch(/^\d+$/);
-
-    // A CA, the bridge's server certificate, Coffer's client certificate; a second CA with a
-    // client certificate of the same name; a client of the right CA whose name is not allowed.
-    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-    const makeCa = (name: string) =>
-      openssl('req', '-x509', ...ec, '-keyout', `${name}.key`, '-out', `${name}.pem`, '-subj', `/CN=${name}`, '-days', '2', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
-    const makeLeaf = (name: string, cn: string, ca: string, ext: string, serial: number) => {
-      openssl('req', '-new', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-      writeFileSync(at(`${name}.ext`), ext);
-      openssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${ca}.pem`, '-CAkey', `${ca}.key`, '-set_serial', String(serial), '-days', '2', '-out', `${name}.pem`, '-extfile', `${name}.ext`);
-    };
-    makeCa('ca');
-    makeCa('rogue-ca');
-    makeLeaf('server', 'hsm-bridge', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n', 1);
-    makeLeaf('client', 'coffer', 'ca', 'extendedKeyUsage=clientAuth\n', 2);
-    makeLeaf('intruder', 'intruder', 'ca', 'extendedKeyUsage=clientAuth\n', 3);
-    makeLeaf('rogue', 'coffer', 'rogue-ca', 'extendedKeyUsage=clientAuth\n', 4);
-    for (const name of ['ca', 'client', 'intruder', 'rogue']) {
-      pem[name] = readFileSync(at(`${name}.pem`), 'utf8');
-      pem[`${name}Key`] = readFileSync(at(`${name}.key`), 'utf8');
+    hsm.makeCa('rogue-ca');
+    const made = { client: { cert: hsm.clientCertPem, key: hsm.clientKeyPem }, intruder: hsm.makeClient('intruder', 'intruder'), rogue: hsm.makeClient('rogue', 'coffer', 'rogue-ca') };
+    pem.ca = hsm.caPem;
+    for (const [name, pair] of Object.entries(made)) {
+      pem[name] = pair.cert;
+      pem[`${name}Key`] = pair.key;
     }
-
-    writeFileSync(
-      at('config.json'),
-      JSON.stringify({
-        listen: { address: '127.0.0.1', port: 0 },
-        tls: { cert_file: 'server.pem', key_file: 'server.key', client_ca_file: 'ca.pem', allowed_client_names: ['coffer'] },
-        kms_library: [
-          { name: 'softhsm', library: SOFTHSM_LIB, max_sessions: 16 },
-          { name: 'missing', library: at('no-such-pkcs11.so') },
-        ],
-        log_level: 'debug',
-      }),
-    );
-    bridge = spawn(process.execPath, [path.join(ROOT, 'hsm-bridge/src/main.mjs'), '--config', at('config.json')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    process.once('exit', () => bridge.kill('SIGKILL'));
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`bridge not ready:\n${output}`)), 30_000);
-      const onData = (c: Buffer) => {
-        output += c.toString();
-        const m = /"msg":"hsm-bridge listening","url":"(https:\/\/[^"]+)"/.exec(output);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      };
-      bridge.stdout!.on('data', onData);
-      bridge.stderr!.on('data', onData);
-      bridge.once('exit', (code) => reject(new Error(`bridge exited with ${code}:\n${output}`)));
-    });
   });
 
   afterAll(async () => {
     agent.destroy();
-    if (bridge && bridge.exitCode === null) {
-      const exited = new Promise((resolve) => bridge.once('exit', resolve));
-      bridge.kill('SIGTERM');
-      await exited;
-    }
+    await hsm?.stop();
   });
 
   // ---------------------------------------------------------------------------------------------
@@ -442,7 +393,7 @@ describe('hsm-bridge against SoftHSM2', () => {
     // The right CA but a name outside allowed_client_names: refused by the bridge.
     const intruder = await request('GET', '/v1/health', undefined, { cert: pem.intruder, key: pem.intruderKey }, false);
     expect(intruder).toMatchObject({ status: 403, json: { code: 'client_not_allowed' } });
-    expect(output).toContain('TLS handshake refused');
+    expect(output()).toContain('TLS handshake refused');
   });
 
   it('keeps at most max_parallel operations in flight for a key', async () => {
@@ -496,13 +447,11 @@ describe('hsm-bridge against SoftHSM2', () => {
   });
 
   it('never writes the PIN to its output, and stops cleanly', async () => {
-    expect(output).toContain('"msg":"request"');
-    expect(output).toContain('CKR_PIN_INCORRECT');
-    for (const secret of [PIN, WRONG_PIN, SO_PIN]) expect(output).not.toContain(secret);
-    const exited = new Promise<number | null>((resolve) => bridge.once('exit', resolve));
-    bridge.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(output).toContain('"msg":"stopped"');
-    for (const secret of [PIN, WRONG_PIN, SO_PIN]) expect(output).not.toContain(secret);
+    expect(output()).toContain('"msg":"request"');
+    expect(output()).toContain('CKR_PIN_INCORRECT');
+    for (const secret of [PIN, WRONG_PIN, SO_PIN]) expect(output()).not.toContain(secret);
+    expect(await hsm.stop()).toBe(0);
+    expect(output()).toContain('"msg":"stopped"');
+    for (const secret of [PIN, WRONG_PIN, SO_PIN]) expect(output()).not.toContain(secret);
   });
 });

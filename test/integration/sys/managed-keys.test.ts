@@ -484,8 +484,15 @@ describe('test/sign', () => {
     expect((await root('POST', 'sys/managed-keys/awskms/sign-pkcs11/test/sign', {})).status).toBe(404);
   });
 
+  it('pkcs11: valid input reaches the HSM bridge (test/global/hsm-bridge-setup.ts), whose token is not at slot 0', async () => {
+    for (const body of [{}, { use_pss: 'true', hash_algorithm: 'sha3-512' }, { use_pss: false, hash_algorithm: 'sha2-224' }]) {
+      const r = await root('POST', 'sys/managed-keys/pkcs11/sign-pkcs11/test/sign', body);
+      expect(r.status).toBe(400);
+      expect(r.body.errors).toEqual(['HSM bridge: library softhsm has no initialised token with slot 0 (token_not_found)']);
+    }
+  });
+
   it.each([
-    ['pkcs11', 'pkcs11', 'the pkcs11 backend is not available yet'],
     ['cloudakms', 'awskms', 'the cloudakms (awskms) backend is not available yet'],
     ['cloudbkeyvault', 'azurekeyvault', 'the cloudbkeyvault (azurekeyvault) backend is not available yet'],
     ['cloudckms', 'gcpckms', 'the cloudckms (gcpckms) backend is not available yet'],
