@@ -11,8 +11,11 @@ export const SYSTEM_PACKAGES = [
   { name: 'python3-hvac', present: ['/usr/bin/python3', '-c', 'import hvac'] },
   // Prometheus's own Python client: its parser checks sys/metrics' text format independently.
   { name: 'python3-prometheus-client', present: ['/usr/bin/python3', '-c', 'import prometheus_client'] },
-  // The PKCS#11 token the HSM bridge's end-to-end test runs against (test/e2e/hsm-bridge.test.ts).
+  // The PKCS#11 token the HSM bridge's tests run against (test/global/hsm-bridge.ts).
   { name: 'softhsm2', present: ['sh', '-c', 'command -v softhsm2-util && test -e /usr/lib/softhsm/libsofthsm2.so'] },
+  // node-gyp's toolchain: the bridge's pkcs11js is a native module built at install.
+  { name: 'g++', present: ['sh', '-c', 'command -v g++'] },
+  { name: 'make', present: ['sh', '-c', 'command -v make'] },
 ];
 
 const ok = ([cmd, ...args]) => spawnSync(cmd, args, { stdio: 'ignore' }).status === 0;
@@ -29,4 +32,10 @@ export function ensureSystemPackages() {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) ensureSystemPackages();
+if (import.meta.url === `file://${process.argv[1]}`) {
+  ensureSystemPackages();
+  // On a fresh machine the bridge's native module could not be built before the toolchain was
+  // here (ensure-deps runs first, as pretest): try again now; it does nothing when up to date.
+  const deps = spawnSync(process.execPath, [new URL('./ensure-deps.mjs', import.meta.url).pathname], { stdio: 'inherit' });
+  if (deps.status !== 0) process.exit(deps.status ?? 1);
+}
