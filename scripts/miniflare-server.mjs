@@ -26,9 +26,11 @@ const LEVELS = { debug: LogLevel.DEBUG, info: LogLevel.INFO, warn: LogLevel.WARN
 
 /**
  * Starts a Worker described by a wrangler config. Durable Objects use SQLite, persisted under
- * `persistDir` (or kept in memory when it is false). Returns the Miniflare instance and its URL.
+ * `persistDir` (or kept in memory when it is false). `serviceBindings` go to Miniflare as they are
+ * (e.g. the HSM bridge's `network` service with mutual TLS, scripts/hsm-local.mjs). Returns the
+ * Miniflare instance and its URL.
  */
-export async function serve({ configPath, scriptPath, port, persistDir, bindings = {}, logLevel = 'info', inspectorPort }) {
+export async function serve({ configPath, scriptPath, port, persistDir, bindings = {}, serviceBindings = {}, logLevel = 'info', inspectorPort }) {
   const config = unstable_readConfig({ config: configPath });
   const sqliteClasses = new Set(config.migrations.flatMap((m) => m.new_sqlite_classes ?? []));
   const durableObjects = Object.fromEntries(
@@ -45,6 +47,7 @@ export async function serve({ configPath, scriptPath, port, persistDir, bindings
     durableObjects,
     durableObjectsPersist: persistDir === false ? false : persistDir,
     bindings: { ...config.vars, ...bindings },
+    ...(Object.keys(serviceBindings).length ? { serviceBindings } : {}),
     // A local placeholder for request.cf: Miniflare would otherwise fetch one from the internet
     // at every start and print a stack trace when offline.
     cf: false,

@@ -4,12 +4,18 @@
 //
 // Environment: PORT, COFFER_DATA_DIR, COFFER_DEV_ROOT_TOKEN (root token id on first init),
 // COFFER_LOG_LEVEL (debug|info|warn|error), COFFER_SKIP_BUILD=1 (reuse dist/, for tests),
-// COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`).
+// COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`),
+// GOOGLE_ADMIN_API_URL, MICROSOFT_GRAPH_URL, REQUEST_READ_TIMEOUT_MS, TRANSIT_BATCH_CPU_BUDGET_MS
+// (passed on to the Worker).
+// HSM keys (scripts/hsm-local.mjs): COFFER_HSM_BRIDGE=softhsm2 starts the HSM bridge on a SoftHSM2
+// token kept under <COFFER_DATA_DIR>/hsm/; or COFFER_HSM_BRIDGE_URL with COFFER_HSM_BRIDGE_CLIENT_CERT,
+// COFFER_HSM_BRIDGE_CLIENT_KEY and COFFER_HSM_BRIDGE_CA (PEM files) use a bridge run elsewhere.
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { initialise, isInitialised } from './first-start.mjs';
+import { externalBridge, hsmBridgeMode, startLocalBridge } from './hsm-local.mjs';
 import { build, ROOT, serve } from './miniflare-server.mjs';
 
 const port = Number(process.env.PORT ?? 8200);
@@ -56,6 +62,9 @@ async function main() {
   process.umask(0o077);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   ownerOnly(dataDir);
+  // The HSM bridge first: the Worker's HSM_BRIDGE binding needs its URL and certificates.
+  const hsmMode = hsmBridgeMode();
+  const hsm = hsmMode === 'softhsm2' ? await startLocalBridge({ dataDir, logLevel }) : hsmMode === 'external' ? externalBridge() : null;
   const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
   const { mf, url } = await serve({
     configPath: path.join(ROOT, 'wrangler.toml'),
@@ -64,7 +73,8 @@ async function main() {
     persistDir: path.join(dataDir, 'do'),
     logLevel,
     inspectorPort: process.env.COFFER_INSPECTOR_PORT ? Number(process.env.COFFER_INSPECTOR_PORT) : undefined,
-    bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}), ...apiOverrides() },
+    bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}), ...apiOverrides(), ...(hsm?.bindings ?? {}) },
+    serviceBindings: hsm?.serviceBindings ?? {},
   });
 
   let stopping = false;
@@ -73,6 +83,7 @@ async function main() {
     stopping = true;
     say(`\n${signal}: stopping`);
     await mf.dispose();
+    await hsm?.stop?.();
     process.exit(0);
   };
   // Miniflare's own exit hook exits at once with 130/143; replace it with an orderly dispose.
@@ -98,6 +109,18 @@ async function main() {
   say('Use it with the vault CLI or any Vault client:');
   say(`    export VAULT_ADDR='${url}'`);
   say(devRootToken ? `    export VAULT_TOKEN='${devRootToken}'` : `    export VAULT_TOKEN="$(node -p 'require("${initFile}").root_token')"`);
+  if (hsm) {
+    say('');
+    if (hsm.stop) {
+      say(`HSM keys: an HSM bridge on SoftHSM2 listens on ${hsm.url} (token and certificates in ${hsm.dir}).`);
+      say(`    library "${hsm.library}", token label "${hsm.tokenLabel}", user PIN in ${hsm.pinFile}`);
+      say(`    vault write sys/managed-keys/pkcs11/my-key library=${hsm.library} token_label=${hsm.tokenLabel} pin=@${hsm.pinFile} key_label=my-key mechanism=0x1041 curve=P256 allow_generate_key=true`);
+    } else {
+      say(`HSM keys: pkcs11 managed keys use the HSM bridge at ${hsm.url}.`);
+      say(`    vault write sys/managed-keys/pkcs11/my-key library=<kms_library name> token_label=<token> pin=<PIN> key_label=my-key mechanism=0x1041 curve=P256 allow_generate_key=true`);
+    }
+    say('    vault write -f sys/managed-keys/pkcs11/my-key/test/sign');
+  }
   say('');
   say('Press Ctrl-C to stop.');
 }
