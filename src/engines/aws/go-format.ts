@@ -4,40 +4,8 @@
 // client's text without the whitespace between tokens, never re-serialised), and the AWS SDK's
 // ARN parser (its messages appear in role validation errors).
 
-const SIMPLE_ESCAPES: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '"': '\\"',
-  '\\': '\\\\',
-};
-
-/** Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. */
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
-
-/** Go's strconv.Quote (what %q prints for a string or an error): a double-quoted Go literal. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const simple = SIMPLE_ESCAPES[ch];
-    if (simple !== undefined) {
-      out += simple;
-      continue;
-    }
-    const cp = ch.codePointAt(0) as number;
-    if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd'; // a lone surrogate reaches Go as U+FFFD
-    else if (cp < 0x80 && (cp < 0x20 || cp === 0x7f)) out += `\\x${hex(cp, 2)}`;
-    else if (PRINTABLE.test(ch)) out += ch;
-    else out += cp < 0x10000 ? `\\u${hex(cp, 4)}` : `\\U${hex(cp, 8)}`;
-  }
-  return `${out}"`;
-}
+/** Go's strconv.Quote (what %q prints for a string or an error): the template engine's. */
+export { quote as goQuote } from '../../framework/template/go-strconv';
 
 const JSON_SPACE = new Set([' ', '\t', '\n', '\r']);
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
