@@ -5,12 +5,12 @@
 
 import type { LeaseView, LogicalRequest, LogicalResponse, SecretType } from '../../framework/backend';
 import { WAL_PREFIX } from '../../framework/backend';
-import { CofferError } from '../../framework/errors';
 import { randomUUID } from '../../crypto/random';
 import { utf8 } from '../../crypto/encoding';
 import { AwsError, child, members, text, type QueryClient } from './client';
-import { DEFAULT_USERNAME_TEMPLATE, iamClient, loadLeaseConfig, loadRootConfig, stsClient, type AwsEnv } from './config';
+import { iamClient, loadLeaseConfig, loadRootConfig, stsClient, type AwsEnv } from './config';
 import type { Role } from './role';
+import { withPrefix } from './failures';
 import { generateUsername } from './username';
 
 /** What the deployment gives the engine. */
@@ -30,25 +30,10 @@ export interface IamUserWal {
 const YOUNG_LEASE_MS = 5 * 60_000;
 const LIST_PAGE = 1000;
 
-/** An AWS failure as Vault answers it: 502 when AWS throttled us, else 400, with Vault's prefix. */
-export function awsFailure(prefix: string, e: unknown): unknown {
-  if (!(e instanceof AwsError)) return e;
-  return new CofferError(e.throttled ? 502 : 400, [`${prefix}: ${e.message}`]);
-}
-
-/** Runs one step of making the user; its failure carries Vault's message for that step. */
-async function step<T>(prefix: string, run: () => Promise<T>): Promise<T> {
-  try {
-    return await run();
-  } catch (e) {
-    throw awsFailure(prefix, e);
-  }
-}
-
 export async function createIamUser(req: LogicalRequest, host: AwsHost, roleName: string, role: Role): Promise<LogicalResponse> {
   const config = await loadRootConfig(req.storage);
-  const userName = generateUsername(config?.usernameTemplate || DEFAULT_USERNAME_TEMPLATE, 'IAM', req.auth?.displayName ?? '', roleName);
-  const iam = await step('Error creating IAM user', async () => iamClient(config, host.env));
+  const userName = generateUsername(config, 'IAM', req.auth?.displayName ?? '', roleName);
+  const iam = await withPrefix('Error creating IAM user', () => iamClient(config, host.env));
   if (!req.putWAL) throw new Error('this host cannot record a write-ahead entry; IAM users are not made without one');
   const walId = randomUUID();
   const wal: IamUserWal = { kind: 'iam_user', userName, createdAt: Date.now() };
@@ -78,19 +63,19 @@ export async function createIamUser(req: LogicalRequest, host: AwsHost, roleName
 
 /** Vault's sequence: user, managed policies, inline policy, groups, tags, then the key. */
 async function makeUser(iam: QueryClient, userName: string, roleName: string, role: Role): Promise<{ id: string; secret: string }> {
-  await step('Error creating IAM user', () =>
+  await withPrefix('Error creating IAM user', () =>
     iam.call('CreateUser', { UserName: userName, Path: role.userPath || '/', PermissionsBoundary: role.permissionsBoundaryArn || undefined }),
   );
-  for (const arn of role.policyArns) await step('Error attaching user policy', () => iam.call('AttachUserPolicy', { UserName: userName, PolicyArn: arn }));
+  for (const arn of role.policyArns) await withPrefix('Error attaching user policy', () => iam.call('AttachUserPolicy', { UserName: userName, PolicyArn: arn }));
   if (role.policyDocument) {
-    await step('Error putting user policy', () => iam.call('PutUserPolicy', { UserName: userName, PolicyName: roleName, PolicyDocument: role.policyDocument }));
+    await withPrefix('Error putting user policy', () => iam.call('PutUserPolicy', { UserName: userName, PolicyName: roleName, PolicyDocument: role.policyDocument }));
   }
-  for (const group of role.iamGroups) await step('Error adding user to group', () => iam.call('AddUserToGroup', { GroupName: group, UserName: userName }));
+  for (const group of role.iamGroups) await withPrefix('Error adding user to group', () => iam.call('AddUserToGroup', { GroupName: group, UserName: userName }));
   const tags = Object.keys(role.iamTags)
     .sort()
     .map((k) => ({ Key: k, Value: role.iamTags[k] }));
-  if (tags.length > 0) await step('Error adding tags to user', () => iam.call('TagUser', { UserName: userName, Tags: tags }));
-  const created = await step('Error creating access keys', () => iam.call('CreateAccessKey', { UserName: userName }));
+  if (tags.length > 0) await withPrefix('Error adding tags to user', () => iam.call('TagUser', { UserName: userName, Tags: tags }));
+  const created = await withPrefix('Error creating access keys', () => iam.call('CreateAccessKey', { UserName: userName }));
   const accessKey = child(created, 'AccessKey');
   return { id: text(accessKey, 'AccessKeyId'), secret: text(accessKey, 'SecretAccessKey') };
 }

@@ -6,8 +6,9 @@
 import type { LogicalRequest, LogicalResponse } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import { child, members, text, type QueryClient } from './client';
-import { DEFAULT_USERNAME_TEMPLATE, iamClient, loadRootConfig, stsClient, type RootConfig } from './config';
-import { awsFailure, type AwsHost } from './iam-user';
+import { iamClient, loadRootConfig, stsClient, type RootConfig } from './config';
+import { awsFailure, withPrefix } from './failures';
+import type { AwsHost } from './iam-user';
 import type { Role } from './role';
 import { resolveSessionTags } from './session-tags';
 import { generateUsername, normaliseName } from './username';
@@ -29,23 +30,10 @@ function stsSecret(result: Record<string, unknown>, data: Record<string, unknown
   };
 }
 
-/** Runs an STS call; a failure answers with Vault's prefix. */
-async function call(sts: QueryClient, action: string, params: Parameters<QueryClient['call']>[1], prefix: string): Promise<Record<string, unknown>> {
-  try {
-    return await sts.call(action, params);
-  } catch (e) {
-    throw awsFailure(prefix, e);
-  }
-}
-
 /** The clients of the mount's configuration; missing credentials fail like a call would. */
 async function clients(req: LogicalRequest, host: AwsHost, prefix: string): Promise<{ config: RootConfig | null; sts: QueryClient }> {
   const config = await loadRootConfig(req.storage);
-  try {
-    return { config, sts: stsClient(config, host.env) };
-  } catch (e) {
-    throw awsFailure(prefix, e);
-  }
+  return { config, sts: await withPrefix(prefix, () => stsClient(config, host.env)) };
 }
 
 /**
@@ -108,12 +96,10 @@ export async function assumeRole(
   // A generated session name follows the IAM form of the template (64 characters), as in Vault.
   const sessionName = p.sessionName
     ? normaliseName(p.sessionName)
-    : generateUsername(config?.usernameTemplate || DEFAULT_USERNAME_TEMPLATE, 'IAM', req.auth?.displayName ?? '', p.roleName);
+    : generateUsername(config, 'IAM', req.auth?.displayName ?? '', p.roleName);
   const tags = await resolveSessionTags(req, p.role.sessionTags);
-  const result = await call(
-    sts,
-    'AssumeRole',
-    {
+  const result = await withPrefix(prefix, () =>
+    sts.call('AssumeRole', {
       RoleArn: p.roleArn,
       RoleSessionName: sessionName,
       DurationSeconds: p.ttl,
@@ -121,8 +107,7 @@ export async function assumeRole(
       PolicyArns: policyArnParams(policyArns),
       Tags: tags.length > 0 ? tags : undefined,
       ExternalId: p.role.externalId || undefined,
-    },
-    prefix,
+    }),
   );
   return stsSecret(result, { arn: text(child(result, 'AssumedRoleUser'), 'Arn') }, { username: sessionName, policy: p.roleArn });
 }
@@ -131,21 +116,18 @@ export async function getFederationToken(req: LogicalRequest, host: AwsHost, p: 
   const prefix = 'Error generating STS keys';
   const { config, sts } = await clients(req, host, prefix);
   const { policy, policyArns } = await withGroupPolicies(config, host, p.role);
-  const name = generateUsername(config?.usernameTemplate || DEFAULT_USERNAME_TEMPLATE, 'STS', req.auth?.displayName ?? '', p.roleName);
+  const name = generateUsername(config, 'STS', req.auth?.displayName ?? '', p.roleName);
   // Without a policy the token would carry the root credentials' own permissions.
   if (!policy && policyArns.length === 0) throw badRequest('must specify at least one of policy_arns or policy_document with federation_token credential type');
-  const result = await call(sts, 'GetFederationToken', { Name: name, DurationSeconds: p.ttl, Policy: policy || undefined, PolicyArns: policyArnParams(policyArns) }, prefix);
+  const result = await withPrefix(prefix, () => sts.call('GetFederationToken', { Name: name, DurationSeconds: p.ttl, Policy: policy || undefined, PolicyArns: policyArnParams(policyArns) }));
   return stsSecret(result, {}, { username: name, policy });
 }
 
 export async function getSessionToken(req: LogicalRequest, host: AwsHost, p: { role: Role; ttl: number; mfaCode: string }): Promise<LogicalResponse> {
   const prefix = 'Error generating STS keys';
   const { sts } = await clients(req, host, prefix);
-  const result = await call(
-    sts,
-    'GetSessionToken',
-    { DurationSeconds: p.ttl, SerialNumber: p.role.mfaSerialNumber || undefined, TokenCode: p.role.mfaSerialNumber ? p.mfaCode : undefined },
-    prefix,
+  const result = await withPrefix(prefix, () =>
+    sts.call('GetSessionToken', { DurationSeconds: p.ttl, SerialNumber: p.role.mfaSerialNumber || undefined, TokenCode: p.role.mfaSerialNumber ? p.mfaCode : undefined }),
   );
   return stsSecret(result, {}, { username: '', policy: '' });
 }

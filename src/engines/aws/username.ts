@@ -4,6 +4,7 @@
 
 import { CofferError } from '../../framework/errors';
 import { compileTemplate, TemplateError, type CompiledTemplate } from '../../framework/template';
+import { DEFAULT_USERNAME_TEMPLATE, type RootConfig } from './config';
 
 export type UsernameKind = 'IAM' | 'STS';
 
@@ -25,10 +26,11 @@ function templateOf(text: string): CompiledTemplate {
   return t;
 }
 
-export function generateUsername(template: string, kind: UsernameKind, displayName: string, roleName: string): string {
+/** The name the mount's template (the default when none is configured) makes for a caller and role. */
+export function generateUsername(config: RootConfig | null, kind: UsernameKind, displayName: string, roleName: string): string {
   let name: string;
   try {
-    name = templateOf(template).render({ Type: kind, DisplayName: normaliseName(displayName), PolicyName: normaliseName(roleName) });
+    name = templateOf(config?.usernameTemplate || DEFAULT_USERNAME_TEMPLATE).render({ Type: kind, DisplayName: normaliseName(displayName), PolicyName: normaliseName(roleName) });
   } catch (e) {
     if (e instanceof TemplateError) throw new CofferError(500, [`failed to generate username: ${e.message}`]);
     throw e;
