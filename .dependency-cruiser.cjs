@@ -25,8 +25,8 @@ module.exports = {
     {
       name: 'managed-keys-used-by-engines-sys-and-objects',
       severity: 'error',
-      comment: 'Only engines, the system backend and the Durable Objects use managed keys.',
-      from: { path: app, pathNot: '^(src/(managed-keys|engines|sys)/|durable-objects/)' },
+      comment: 'Only engines, the system backend and the Durable Objects use managed keys (RPC contracts and the registry name their types).',
+      from: { path: app, pathNot: '^(src/(managed-keys|engines|sys|rpc)/|src/registry\\.ts$|durable-objects/)' },
       to: { path: '^src/managed-keys/' },
     },
     layer('identity-engine-sees-its-core-types', '^src/engines/identity/', '^src/(engines/identity|core/identity|framework|crypto)/', 'The identity mount also shares its view types with core/identity.'),

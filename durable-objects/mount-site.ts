@@ -12,12 +12,14 @@ import { shardFor } from '../src/core/tokens/entry';
 import { TokenValidator } from '../src/core/tokens/validator';
 import { CachedMountDirectory } from '../src/engines/identity/mount-directory';
 import { wrapHook } from '../src/pipeline/wrapping';
+import { managedKeyAccess } from '../src/managed-keys/access';
 import type { IdentityEndpoint } from '../src/rpc/contracts';
 import { tokenShardCount, transitBatchBudgetMs, type Env } from '../src/rpc/env';
 import { systemStub, tokenShardStub, wrapStore } from '../src/rpc/stubs';
 import { remoteAuditBroker } from './audit';
 import type { MountSite } from './hosted-mount';
 import { IdentityClient } from './identity-client';
+import { managedKeyDeps } from './managed-key-deps';
 import type { ObjectStorage } from './object-storage';
 
 /** What the site needs of its object. */
@@ -66,6 +68,7 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
         AWS_REGION: env.AWS_REGION,
         AWS_DEFAULT_REGION: env.AWS_DEFAULT_REGION,
       },
+      managedKeys: managedKeyAccess((ref) => systemStub(env).managedKeyEntry(ref), managedKeyDeps(env)),
     },
     login: { identity: (input) => loginIdentities.resolve(input), issue: (token, partial) => shardOf(token).issueLogin(token, partial), metrics },
     wrap: async (response, wire, mount) => {

@@ -36,7 +36,11 @@ import { availableType } from '../src/registry';
 import { systemBackend } from '../src/sys';
 import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
+import { ManagedKeyStore } from '../src/managed-keys/store';
+import type { ManagedKeyRef } from '../src/managed-keys/resolve';
+import type { ManagedKeyEntry } from '../src/managed-keys/types';
 import { sendToDevice } from './audit';
+import { managedKeyDeps } from './managed-key-deps';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
 import { leaseCall } from './system-leases';
@@ -145,11 +149,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
         await Promise.all(allShards().map((shard) => shard.setActivityRetention(months)));
       },
       startedAt: this.#startedAt,
-      managedKeyDeps: {
-        fetch: (input, init) => fetch(input, init),
-        hsmBridge: this.env.HSM_BRIDGE && { fetch: (input, init) => this.env.HSM_BRIDGE!.fetch(input, init) },
-        hsmBridgeUrl: this.env.HSM_BRIDGE_URL,
-      },
+      managedKeyDeps: managedKeyDeps(this.env),
       wrapping: {
         unwrap: (token) => this.#shardOf(token).unwrap(token),
         peek: (token) => this.#shardOf(token).peekWrapped(token),
@@ -231,6 +231,13 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
   async authMounts(): Promise<AuthMountInfo[] | null> {
     if (await this.#core.isSealed()) return null;
     return (await this.#mounts.list('auth')).map((e) => ({ accessor: e.accessor, path: routePrefix(e), type: e.type, local: e.local }));
+  }
+
+  /** One managed key's entry, for the engines of other objects (src/managed-keys/access.ts); null while sealed. */
+  async managedKeyEntry(ref: ManagedKeyRef): Promise<ManagedKeyEntry | null> {
+    if (await this.#core.isSealed()) return null;
+    const store = new ManagedKeyStore(this.#core.barrier);
+    return ref.id !== undefined ? await store.byId(ref.id) : await store.byName(ref.name);
   }
 
   #shardOf(tokenOrAccessor: string) {

@@ -4,6 +4,7 @@ import { identityBackend } from './engines/identity';
 import type { MountDirectory } from './core/identity/types';
 import type { MountTypeInfo } from './core/mounts/service';
 import type { Backend } from './framework/backend';
+import type { ManagedKeyAccess } from './managed-keys/access';
 import { cubbyholeBackend } from './engines/cubbyhole';
 import { kvBackend, validateKvOptions } from './engines/kv';
 import { testLeasesBackend } from './engines/test-leases';
@@ -26,6 +27,8 @@ export interface MountHost {
   transitBatchBudgetMs?: number;
   /** The Worker's AWS_* variables (region and credential fallbacks of the aws engine). */
   awsEnv?: Record<string, string | undefined>;
+  /** The managed keys (sys/managed-keys) engines resolve by name or id. Absent: none can be used. */
+  managedKeys?: ManagedKeyAccess;
 }
 
 export interface BackendType extends MountTypeInfo {
@@ -49,8 +52,8 @@ const TYPES: BackendType[] = [
     create: kvBackend,
     validateOptions: validateKvOptions,
   },
-  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (o, host) => transitBackend(o, { batchBudgetMs: host.transitBatchBudgetMs }) },
-  { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: pkiBackend },
+  { type: 'transit', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (o, host) => transitBackend(o, { batchBudgetMs: host.transitBatchBudgetMs, managedKeys: host.managedKeys }) },
+  { type: 'pki', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (_options, host) => pkiBackend({ managedKeys: host.managedKeys }) },
   { type: 'aws', table: 'mounts', host: 'mount', mountable: true, ownObject: true, create: (_options, host) => awsBackend({ env: host.awsEnv ?? {} }) },
   { type: 'token', table: 'auth', host: 'token', mountable: false, ownObject: false },
   {

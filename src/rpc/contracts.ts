@@ -20,6 +20,8 @@ import type { DeviceOptions } from '../core/audit/options';
 import type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView } from '../core/identity/types';
 import type { AuthContext, RenewLimits } from '../framework/backend';
 import type { TokenMountConfig } from '../auth/token/ops';
+import type { ManagedKeyRef } from '../managed-keys/resolve';
+import type { ManagedKeyEntry } from '../managed-keys/types';
 import type { WireRequest } from '../pipeline/dispatch';
 import type { WireResult } from '../pipeline/result';
 
@@ -113,6 +115,8 @@ export interface SystemContract {
   identityChanged(): Promise<void>;
   identityMountUuid(): Promise<string | null>;
   authMounts(): Promise<AuthMountInfo[] | null>;
+  /** A managed key's entry by name or uuid (null: none, or sealed), for engines in mount objects. */
+  managedKeyEntry(ref: ManagedKeyRef): Promise<ManagedKeyEntry | null>;
   tokenMountConfig(): Promise<TokenMountConfig>;
 }
 

@@ -3,6 +3,7 @@
 // emulator (the aws engine's AWS; each test module takes a tenant of its own), and a small helper
 // service for what a client library does not do itself — minting JWTs with a key the JWT method
 // is configured with, and signing a user in at the provider like a browser would.
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import path from 'node:path';
@@ -10,6 +11,8 @@ import { exportSPKI, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import type { TestProject } from 'vitest/node';
 // @ts-expect-error -- plain ESM helper without type declarations
 import { build, ROOT } from '../../scripts/miniflare-server.mjs';
+// @ts-expect-error -- plain ESM helper without type declarations
+import { LIBRARY, TOKEN_LABEL } from '../../scripts/hsm-local.mjs';
 import { Browser } from '../e2e/oidc-browser';
 import { startIdP } from '../e2e/oidc-provider';
 import { readInit, removeTempDirs, startLauncher, tempDir } from '../e2e/processes';
@@ -24,6 +27,8 @@ declare module 'vitest' {
     clientHelper: string;
     /** The AWS IAM/STS emulator, http://127.0.0.1:<port>: a module's account is `${awsEmulator}/t/<name>`. */
     awsEmulator: string;
+    /** The launcher's SoftHSM2 bridge (COFFER_HSM_BRIDGE=softhsm2): what a pkcs11 managed key names. */
+    cofferHsm: { library: string; tokenLabel: string; pin: string };
   }
 }
 
@@ -77,12 +82,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const helper = await startHelper();
   const aws = await startAwsEmulator();
   const dataDir = tempDir('coffer-clients-');
-  const server = await startLauncher(dataDir);
+  // With a local HSM bridge on SoftHSM2, so that clients can use pkcs11 managed keys.
+  const server = await startLauncher(dataDir, { COFFER_HSM_BRIDGE: 'softhsm2' });
   const init = readInit(dataDir);
   project.provide('coffer', { url: server.url, rootToken: init.root_token, recoveryKey: init.recovery_keys[0], dataDir });
   project.provide('oidcIssuer', idp.issuer);
   project.provide('clientHelper', helper.url);
   project.provide('awsEmulator', aws.base);
+  project.provide('cofferHsm', { library: LIBRARY, tokenLabel: TOKEN_LABEL, pin: readFileSync(path.join(dataDir, 'hsm', 'pin'), 'utf8').trim() });
   return async () => {
     await server.stop('SIGTERM');
     await Promise.all([idp.close(), helper.close(), aws.close()]);

@@ -7,7 +7,19 @@ import { expectPassed, HVAC_DIR, listTests, runModule, type Result } from './hva
 
 const PARALLEL = 3;
 const coffer = inject('coffer');
-const target = { ...coffer, extra: { COFFER_HELPER_URL: inject('clientHelper'), OIDC_ISSUER: inject('oidcIssuer'), AWS_EMULATOR: inject('awsEmulator') } };
+const hsm = inject('cofferHsm');
+const target = {
+  ...coffer,
+  extra: {
+    COFFER_HELPER_URL: inject('clientHelper'),
+    OIDC_ISSUER: inject('oidcIssuer'),
+    AWS_EMULATOR: inject('awsEmulator'),
+    // The launcher's SoftHSM2 token, for pkcs11 managed keys.
+    HSM_LIBRARY: hsm.library,
+    HSM_TOKEN_LABEL: hsm.tokenLabel,
+    HSM_PIN: hsm.pin,
+  },
+};
 
 const modules = readdirSync(HVAC_DIR)
   .filter((f) => /^test_\w+\.py$/.test(f))

@@ -19,6 +19,7 @@ import { selfIssuedPaths } from './paths/sign-self-issued';
 import { signIntermediatePaths } from './paths/sign-intermediate';
 import { signVerbatimPaths } from './paths/sign-verbatim';
 import { pkiPeriodic } from './tidy';
+import type { ManagedKeyAccess } from '../../managed-keys/access';
 import { tidyPaths } from './paths/tidy';
 
 /** Authority information anyone may read (Vault's PKI unauthenticated special paths). */
@@ -57,7 +58,13 @@ const PKI_UNAUTHENTICATED_PATHS = [
   'unified-ocsp/*',
 ];
 
-export function pkiBackend(): Backend {
+/** What the hosting object gives the engine. */
+export interface PkiSettings {
+  /** Managed keys (sys/managed-keys), for root|intermediate|keys/generate/kms. */
+  managedKeys?: ManagedKeyAccess;
+}
+
+export function pkiBackend(settings: PkiSettings = {}): Backend {
   return {
     type: 'pki',
     // First match wins: the CRL and OCSP paths come before fetch's catch-all cert/:serial.

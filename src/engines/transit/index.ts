@@ -14,12 +14,15 @@ import { keyPaths } from './paths/keys';
 import { keysConfigPaths } from './paths/config';
 import { rotateDue } from './rotation';
 import { signPaths } from './paths/sign';
+import type { ManagedKeyAccess } from '../../managed-keys/access';
 import { toolPaths } from '../../framework/tool-paths';
 
 /** What the server's configuration sets for transit mounts. */
 export interface TransitSettings {
   /** Estimated CPU one batch request may take (TRANSIT_BATCH_CPU_BUDGET_MS). */
   batchBudgetMs?: number;
+  /** Managed keys (sys/managed-keys), for keys of type managed_key. */
+  managedKeys?: ManagedKeyAccess;
 }
 
 export function transitBackend(_options: Record<string, string> | null = null, settings: TransitSettings = {}): Backend {

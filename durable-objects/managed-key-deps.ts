@@ -1,0 +1,13 @@
+// What managed-key backends reach their HSM bridge and cloud APIs with, from the Worker's env.
+
+import type { BackendDeps } from '../src/managed-keys/types';
+import type { Env } from '../src/rpc/env';
+
+export function managedKeyDeps(env: Env): BackendDeps {
+  const bridge = env.HSM_BRIDGE;
+  return {
+    fetch: (input, init) => fetch(input, init),
+    hsmBridge: bridge && { fetch: (input, init) => bridge.fetch(input, init) },
+    hsmBridgeUrl: env.HSM_BRIDGE_URL,
+  };
+}
