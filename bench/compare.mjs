@@ -66,10 +66,10 @@ try {
   const builds = [];
   for (const [label, cwd] of [['this tree', ROOT], [path.basename(other), other]]) {
     const dataDir = path.join(work, String(builds.length));
-    const s = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_LOG_LEVEL: 'warn' }, /Coffer is listening on (\S+)/, cwd);
+    const s = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_LOG_LEVEL: 'warn', COFFER_HSM_BRIDGE: 'softhsm2' }, /Coffer is listening on (\S+)/, cwd);
     procs.push(s.proc);
     const token = JSON.parse(readFileSync(path.join(dataDir, 'init.json'), 'utf8')).root_token;
-    const context = scenario.setup ? await scenario.setup(s.url, token) : undefined;
+    const context = scenario.setup ? await scenario.setup(s.url, token, { dataDir }) : undefined;
     const opts = scenario.request(s.url, token, context);
     await load(opts, 2); // warm-up
     builds.push({ label, opts, pid: workerdBelow(s.proc.pid), ratios: [], cpuRatios: [] });

@@ -19,7 +19,7 @@ const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coffer-profile-'));
 
 const proc = spawn(process.execPath, ['scripts/start.mjs'], {
   cwd: ROOT,
-  env: { ...process.env, PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_LOG_LEVEL: 'warn', COFFER_INSPECTOR_PORT: String(inspectorPort) },
+  env: { ...process.env, PORT: '0', COFFER_DATA_DIR: dataDir, COFFER_LOG_LEVEL: 'warn', COFFER_HSM_BRIDGE: 'softhsm2', COFFER_INSPECTOR_PORT: String(inspectorPort) },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 const url = await new Promise((resolve) => {
@@ -31,7 +31,7 @@ const url = await new Promise((resolve) => {
   });
 });
 const token = JSON.parse(readFileSync(path.join(dataDir, 'init.json'), 'utf8')).root_token;
-const context = scenario.setup ? await scenario.setup(url, token) : undefined;
+const context = scenario.setup ? await scenario.setup(url, token, { dataDir }) : undefined;
 
 const targets = await (await fetch(`http://127.0.0.1:${inspectorPort}/json`)).json();
 const target = targets.find((t) => /coffer/i.test(t.title ?? '') || /coffer/i.test(t.url ?? '')) ?? targets[0];

@@ -53,7 +53,8 @@ async function main() {
   const servers = [];
   try {
     console.log(`Starting Coffer (launcher, log level warn) and the baselines; ${CONNECTIONS} connections, ${DURATION} s per scenario.`);
-    const coffer = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: path.join(work, 'coffer'), COFFER_LOG_LEVEL: 'warn' }, /Coffer is listening on (\S+)/);
+    // With a local HSM bridge on SoftHSM2, for the managed-key scenario.
+    const coffer = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: path.join(work, 'coffer'), COFFER_LOG_LEVEL: 'warn', COFFER_HSM_BRIDGE: 'softhsm2' }, /Coffer is listening on (\S+)/);
     servers.push(coffer.proc);
     const baseline = await startProcess('bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
     servers.push(baseline.proc);
@@ -69,7 +70,7 @@ async function main() {
     const results = [];
     const requests = new Map();
     for (const s of SCENARIOS.filter((sc) => !process.env.BENCH_ONLY || sc.name.includes(process.env.BENCH_ONLY))) {
-      const context = s.setup ? await s.setup(coffer.url, token) : undefined;
+      const context = s.setup ? await s.setup(coffer.url, token, { dataDir: path.join(work, 'coffer') }) : undefined;
       requests.set(s.name, s.request(coffer.url, token, context));
       const result = { ...(await measure(s.name, requests.get(s.name))), target: s.target ?? null, relativeTo: s.relativeTo ?? null };
       // Judged against another scenario (a large mount against an empty one): the two are measured

@@ -1,8 +1,12 @@
 // Coffer's benchmark scenarios. `target` is the issue's goal as a ratio to the one-DO baseline.
-// `setup(url, rootToken)` may return a context that `request(url, rootToken, context)` receives.
+// `setup(url, rootToken, server)` may return a context that `request(url, rootToken, context)`
+// receives; `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
+// the bench runs the launcher with COFFER_HSM_BRIDGE=softhsm2).
 // Later areas append their scenarios here. Scenarios that need a server of their own start it in
 // their setup; `stopScenarioServers()` stops them (run.mjs, profile.mjs and compare.mjs call it).
 
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { startAwsEmulatorProcess } from './aws-emulator.mjs';
 
 const json = (token) => ({ 'X-Vault-Token': token, 'Content-Type': 'application/json' });
@@ -237,6 +241,36 @@ export const SCENARIOS = [
       await call(url, token, 'POST', 'transit/keys/bench-rsa', { type: 'rsa-2048' });
     },
     request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-rsa`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
+  },
+  {
+    name: 'transit sign, ecdsa-p256',
+    setup: async (url, token) => {
+      await ensureMount(url, token, 'transit', 'transit');
+      await call(url, token, 'POST', 'transit/keys/bench-p256', { type: 'ecdsa-p256' });
+    },
+    request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-p256`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
+  },
+  {
+    // The same signature made by a P-256 key in SoftHSM2, through the HSM bridge (mutual TLS).
+    name: 'transit sign ecdsa-p256 managed (SoftHSM2)',
+    relativeTo: { scenario: 'transit sign, ecdsa-p256', min: 0.25 },
+    setup: async (url, token, server) => {
+      await ensureMount(url, token, 'transit', 'transit');
+      const pin = readFileSync(path.join(server.dataDir, 'hsm', 'pin'), 'utf8').trim();
+      await call(url, token, 'POST', 'sys/managed-keys/pkcs11/bench-hsm', {
+        library: 'softhsm',
+        token_label: 'coffer',
+        pin,
+        key_label: 'bench-p256',
+        mechanism: '0x1041',
+        curve: 'P256',
+        allow_generate_key: true,
+        any_mount: true,
+        usages: ['sign', 'verify'],
+      });
+      await call(url, token, 'POST', 'transit/keys/bench-hsm-p256', { type: 'managed_key', managed_key_name: 'bench-hsm' });
+    },
+    request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-hsm-p256`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
   },
   {
     name: 'JWT login, jwt_validation_pubkeys',

@@ -9,5 +9,6 @@ export function managedKeyDeps(env: Env): BackendDeps {
     fetch: (input, init) => fetch(input, init),
     hsmBridge: bridge && { fetch: (input, init) => bridge.fetch(input, init) },
     hsmBridgeUrl: env.HSM_BRIDGE_URL,
+    hsmBridgeToken: env.HSM_BRIDGE_TOKEN,
   };
 }

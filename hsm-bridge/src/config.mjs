@@ -9,7 +9,8 @@ import path from 'node:path';
  * @typedef {{ name: string, library: string, max_sessions: number }} LibraryStanza
  * @typedef {{
  *   listen: { address: string, port: number },
- *   tls: { cert: string, key: string, clientCa: string, allowedClientNames: string[] | null },
+ *   tls: { cert: string, key: string, clientCa: string | null, allowedClientNames: string[] | null },
+ *   auth: { bearerToken: string | null },
  *   libraries: Map<string, LibraryStanza>,
  *   maxRequestBytes: number,
  *   logLevel: string,
@@ -87,7 +88,23 @@ export function loadConfig(file) {
       throw new ConfigError(`tls.${key}: cannot read ${name}: ${/** @type {Error} */ (e).message}`);
     }
   };
+  // The client credential: a certificate from client_ca_file (mutual TLS), a bearer secret (for a
+  // path that cannot present certificates: a Workers VPC service through cloudflared), or both.
+  const auth = obj(root.auth ?? {}, 'auth');
+  const clientCa = tls.client_ca_file === undefined ? null : readPem('client_ca_file');
+  let bearerToken = null;
+  if (auth.bearer_token_file !== undefined) {
+    const name = path.resolve(dir, str(auth, 'bearer_token_file', 'auth'));
+    try {
+      bearerToken = readFileSync(name, 'utf8').trim();
+    } catch (e) {
+      fail(`auth.bearer_token_file: cannot read ${name}: ${/** @type {Error} */ (e).message}`);
+    }
+    if (/** @type {string} */ (bearerToken).length < 32) fail('auth.bearer_token_file must hold a secret of at least 32 characters');
+  }
+  if (clientCa === null && bearerToken === null) fail('configure a client credential: tls.client_ca_file (mutual TLS), auth.bearer_token_file, or both');
   const names = tls.allowed_client_names;
+  if (names !== undefined && clientCa === null) fail('tls.allowed_client_names needs tls.client_ca_file');
   if (names !== undefined && (!Array.isArray(names) || names.some((n) => typeof n !== 'string' || n === ''))) {
     fail('tls.allowed_client_names must be a list of certificate names');
   }
@@ -119,9 +136,10 @@ export function loadConfig(file) {
     tls: {
       cert: readPem('cert_file'),
       key: readPem('key_file'),
-      clientCa: readPem('client_ca_file'),
+      clientCa,
       allowedClientNames: /** @type {string[] | undefined} */ (names) ?? null,
     },
+    auth: { bearerToken },
     libraries,
     maxRequestBytes: int(root.max_request_bytes, 'max_request_bytes', 1024, 16 * 1024 * 1024, 256 * 1024),
     logLevel: /** @type {string} */ (logLevel),

@@ -3,6 +3,7 @@
 // answers, and one log line per request. The log line names the key and token, never the PIN:
 // it is built from an allow-list of request fields.
 
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { BridgeError, toBridgeError } from './errors.mjs';
 import { log } from './log.mjs';
 
@@ -57,10 +58,13 @@ function clientNames(socket) {
   return names;
 }
 
+const digest = (/** @type {string} */ s) => createHash('sha256').update(s).digest();
+
 /**
- * @param {{ routes: Map<string, Handler>, maxRequestBytes: number, allowedClientNames: string[] | null }} opts
+ * @param {{ routes: Map<string, Handler>, maxRequestBytes: number, allowedClientNames: string[] | null, clientCertificates: boolean, bearerToken: string | null }} opts
  */
-export function createHandler({ routes, maxRequestBytes, allowedClientNames }) {
+export function createHandler({ routes, maxRequestBytes, allowedClientNames, clientCertificates, bearerToken }) {
+  const expected = bearerToken === null ? null : digest(bearerToken);
   /**
    * @param {import('node:http').IncomingMessage} req
    * @param {import('node:http').ServerResponse} res
@@ -77,7 +81,12 @@ export function createHandler({ routes, maxRequestBytes, allowedClientNames }) {
     let answer;
     try {
       // The TLS layer already refused certificates from other CAs; this narrows to named clients.
-      if (!socket.authorized) throw new BridgeError(401, 'client_certificate_required', 'a client certificate from the configured CA is required');
+      if (clientCertificates && !socket.authorized) throw new BridgeError(401, 'client_certificate_required', 'a client certificate from the configured CA is required');
+      if (expected) {
+        const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+        // Hashes of equal length, compared in constant time.
+        if (!given || !timingSafeEqual(digest(given), expected)) throw new BridgeError(401, 'bearer_token_required', 'a valid bearer secret (auth.bearer_token_file) is required');
+      }
       if (allowedClientNames && !names.some((n) => allowedClientNames.includes(n))) {
         throw new BridgeError(403, 'client_not_allowed', 'this client certificate is not among tls.allowed_client_names');
       }

@@ -48,7 +48,13 @@ async function main() {
   }
   const limiters = new Limiters();
   const routes = createRoutes({ libraries, limiters });
-  const handler = createHandler({ routes, maxRequestBytes: config.maxRequestBytes, allowedClientNames: config.tls.allowedClientNames });
+  const handler = createHandler({
+    routes,
+    maxRequestBytes: config.maxRequestBytes,
+    allowedClientNames: config.tls.allowedClientNames,
+    clientCertificates: config.tls.clientCa !== null,
+    bearerToken: config.auth.bearerToken,
+  });
   const server = createTlsServer(config.tls, handler);
 
   await new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 // @ts-check
-// The HTTPS server with mutual TLS: the client must present a certificate that chains to the
-// configured client CA, or the handshake fails before any HTTP is read.
+// The HTTPS server. With a client CA it does mutual TLS: the client must present a certificate that
+// chains to it, or the handshake fails before any HTTP is read. Without one (bearer-secret mode,
+// ./http.mjs checks the secret) no certificate is asked for.
 
 import https from 'node:https';
 import { log } from './log.mjs';
@@ -14,9 +15,7 @@ export function createTlsServer(tls, handler) {
     {
       cert: tls.cert,
       key: tls.key,
-      ca: tls.clientCa,
-      requestCert: true,
-      rejectUnauthorized: true,
+      ...(tls.clientCa !== null ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : { requestCert: false }),
       minVersion: 'TLSv1.2',
     },
     handler,

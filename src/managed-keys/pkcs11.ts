@@ -32,13 +32,15 @@ export function pkcs11Backend(entry: ManagedKeyEntry, deps: BackendDeps): Manage
     throw new ManagedKeyError(400, 'no HSM bridge is bound to this deployment (HSM_BRIDGE and HSM_BRIDGE_URL; see hsm-bridge/README.md)');
   }
   const base = deps.hsmBridgeUrl.replace(/\/+$/, '');
+  // A bearer secret goes along when configured (a bridge behind Workers VPC has no client certificate to check).
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(deps.hsmBridgeToken ? { authorization: `Bearer ${deps.hsmBridgeToken}` } : {}) };
   const ec = EC_MECHANISMS.has(config.mechanism) || (config.curve !== '' && config.key_bits === 0);
 
   /** One bridge call with the key's reference; the bridge's refusals become ManagedKeyErrors. */
   async function call<T>(route: string, body: Record<string, unknown>): Promise<T> {
     let res: Response;
     try {
-      res = await bridge!.fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ ...keyRef(config), ...body }) });
+      res = await bridge!.fetch(`${base}${route}`, { method: 'POST', headers, body: JSON.stringify({ ...keyRef(config), ...body }) });
     } catch (e) {
       throw new ManagedKeyError(502, `the HSM bridge cannot be reached: ${e instanceof Error ? e.message : String(e)}`);
     }

@@ -168,4 +168,6 @@ export interface BackendDeps {
   hsmBridge?: { fetch: (input: RequestInfo | URL, init?: RequestInit) => Promise<Response> };
   /** The bridge's base URL (HSM_BRIDGE_URL): what requests through the binding are addressed to. */
   hsmBridgeUrl?: string;
+  /** The bridge's bearer secret (HSM_BRIDGE_TOKEN), when it checks one (auth.bearer_token_file). */
+  hsmBridgeToken?: string;
 }

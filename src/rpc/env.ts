@@ -28,6 +28,8 @@ export interface Env {
    */
   HSM_BRIDGE?: Fetcher;
   HSM_BRIDGE_URL?: string;
+  /** The HSM bridge's bearer secret (a secret), for a bridge that checks one (Workers VPC). */
+  HSM_BRIDGE_TOKEN?: string;
   /** The aws engine's fallbacks when config/root leaves them out (as the AWS SDK reads them). */
   AWS_ACCESS_KEY_ID?: string;
   AWS_SECRET_ACCESS_KEY?: string;

@@ -20,6 +20,10 @@ export interface HsmBridgeOptions {
   tokenLabel?: string;
   /** The bridge's log level (default info). */
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** A bearer secret the bridge requires (auth.bearer_token_file). */
+  bearerToken?: string;
+  /** False: no client CA, so no client certificate is asked for (bearer-secret mode). Default true. */
+  mutualTls?: boolean;
 }
 
 export interface PemPair {
@@ -107,11 +111,17 @@ export async function startHsmBridge(opts: HsmBridgeOptions = {}): Promise<HsmBr
     makeLeaf('server', 'hsm-bridge', 'ca', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
     const client = makeClient('client', 'coffer');
 
+    if (opts.bearerToken !== undefined) writeFileSync(at('bearer-token'), `${opts.bearerToken}\n`, { mode: 0o600 });
     writeFileSync(
       at('config.json'),
       JSON.stringify({
         listen: { address: '127.0.0.1', port: 0 },
-        tls: { cert_file: 'server.pem', key_file: 'server.key', client_ca_file: 'ca.pem', allowed_client_names: allowedClientNames },
+        tls: {
+          cert_file: 'server.pem',
+          key_file: 'server.key',
+          ...(opts.mutualTls === false ? {} : { client_ca_file: 'ca.pem', allowed_client_names: allowedClientNames }),
+        },
+        ...(opts.bearerToken === undefined ? {} : { auth: { bearer_token_file: 'bearer-token' } }),
         kms_library: [
           { name: 'softhsm', library: SOFTHSM_LIB, max_sessions: 16 },
           { name: 'missing', library: at('no-such-pkcs11.so') },

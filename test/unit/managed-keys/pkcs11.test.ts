@@ -23,15 +23,17 @@ interface Call {
 /** A fake HSM_BRIDGE binding: records each call and answers with `reply`. */
 function fakeBridge(reply: (call: Call) => Response | Promise<Response>) {
   const calls: Call[] = [];
+  const authorizations: (string | null)[] = [];
   const hsmBridge = {
     fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
       const req = new Request(input, init);
       const call = { url: req.url, method: req.method, contentType: req.headers.get('content-type'), body: JSON.parse(await req.text()) as Record<string, unknown> };
+      authorizations.push(req.headers.get('authorization'));
       calls.push(call);
       return await reply(call);
     },
   };
-  return { calls, hsmBridge };
+  return { calls, hsmBridge, authorizations };
 }
 const json = (status: number, body: unknown) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
 const deps = (hsmBridge: BackendDeps['hsmBridge'], url = URL_BASE): BackendDeps => ({ fetch: () => Promise.reject(new Error('no global fetch')), hsmBridge, hsmBridgeUrl: url });
@@ -59,6 +61,16 @@ describe('requests', () => {
     const { calls, hsmBridge } = fakeBridge(() => json(200, { key_type: 'rsa', key_bits: 2048, curve: null, key_label: 'rsa', key_id: '0x01', public_key: PEM, slot: '7', token_label: 'tok' }));
     expect(await pkcs11Backend(rsaEntry, deps(hsmBridge)).publicKey()).toEqual({ pem: PEM, keyType: 'rsa', bits: 2048 });
     expect(calls).toEqual([{ url: `${URL_BASE}/v1/key`, method: 'POST', contentType: 'application/json', body: RSA_REF }]);
+  });
+
+  it('sends the bridge bearer secret (HSM_BRIDGE_TOKEN) when one is configured, and no Authorization header otherwise', async () => {
+    const reply = () => json(200, { key_type: 'rsa', key_bits: 2048, curve: null, public_key: PEM });
+    const withToken = fakeBridge(reply);
+    await pkcs11Backend(rsaEntry, { ...deps(withToken.hsmBridge), hsmBridgeToken: 's3cret-bearer' }).publicKey();
+    expect(withToken.authorizations).toEqual(['Bearer s3cret-bearer']);
+    const without = fakeBridge(reply);
+    await pkcs11Backend(rsaEntry, deps(without.hsmBridge)).publicKey();
+    expect(without.authorizations).toEqual([null]);
   });
 
   it('names the key by slot (a decimal string beyond 2^53) and id too; EC curves come back as P-256 etc.; a trailing slash of the URL is dropped', async () => {
