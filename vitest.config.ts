@@ -23,6 +23,10 @@ export default defineConfig({
           FUZZ_TRACE: process.env.FUZZ_TRACE ?? '',
           // pkcs11 managed keys: the bridge started by test/global/hsm-bridge-setup.ts.
           HSM_BRIDGE_URL: inject('hsmBridgeUrl'),
+          // Cloud KMS managed keys: the emulators under test/emulators/ (AWS KMS is named per key, by its endpoint field).
+          AZURE_AUTHORITY_HOST: inject('azureKeyVaultUrl'),
+          AZURE_KEYVAULT_URL: `${inject('azureKeyVaultUrl')}/vaults/{vault_name}`,
+          GOOGLE_CLOUDKMS_URL: inject('gcpKmsUrl'),
         },
         serviceBindings: {
           // Real mutual TLS done by workerd (see hsm-bridge/README.md, "Local runs and tests").
@@ -42,7 +46,7 @@ export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
     // Real servers the Worker talks to (they must run in Node, outside workerd).
-    globalSetup: ['test/global/audit-sink.ts', 'test/global/transit-oracle.ts', 'test/global/jwks-server.ts', 'test/global/oidc-stub.ts', 'test/emulators/msgraph.ts', 'test/emulators/google-directory.ts', 'test/emulators/okta.ts', 'test/emulators/aws-iam-sts/index.ts', 'test/global/hsm-bridge-setup.ts'],
+    globalSetup: ['test/global/audit-sink.ts', 'test/global/transit-oracle.ts', 'test/global/jwks-server.ts', 'test/global/oidc-stub.ts', 'test/emulators/msgraph.ts', 'test/emulators/google-directory.ts', 'test/emulators/okta.ts', 'test/emulators/aws-iam-sts/index.ts', 'test/global/hsm-bridge-setup.ts', 'test/emulators/aws-kms/index.ts', 'test/emulators/azure-keyvault/index.ts', 'test/emulators/gcp-kms/index.ts'],
     testTimeout: 30_000,
   },
 });

@@ -170,4 +170,16 @@ export interface BackendDeps {
   hsmBridgeUrl?: string;
   /** The bridge's bearer secret (HSM_BRIDGE_TOKEN), when it checks one (auth.bearer_token_file). */
   hsmBridgeToken?: string;
+  /** Cloud endpoints other than the public ones (the Worker's env; tests point them at emulators). */
+  endpoints?: CloudEndpoints;
+}
+
+/** Overrides of the cloud KMS endpoints; each absent one is the cloud's public endpoint. */
+export interface CloudEndpoints {
+  /** AZURE_AUTHORITY_HOST: replaces https://login.microsoftonline.com (token endpoint's host). */
+  azureAuthority?: string;
+  /** AZURE_KEYVAULT_URL: replaces https://<vault_name>.<resource> (key operations' base URL); "{vault_name}" in it is replaced by the key's vault_name. */
+  azureKeyVault?: string;
+  /** GOOGLE_CLOUDKMS_URL: replaces https://cloudkms.googleapis.com. */
+  googleCloudKms?: string;
 }

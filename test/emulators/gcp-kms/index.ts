@@ -1,0 +1,13 @@
+// Placeholder global setup: replaced by the gcp-kms emulator's real setup.
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    gcpKmsUrl: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  project.provide('gcpKmsUrl', 'http://127.0.0.1:9');
+  return async () => {};
+}
