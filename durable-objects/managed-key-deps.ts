@@ -10,5 +10,6 @@ export function managedKeyDeps(env: Env): BackendDeps {
     hsmBridge: bridge && { fetch: (input, init) => bridge.fetch(input, init) },
     hsmBridgeUrl: env.HSM_BRIDGE_URL,
     hsmBridgeToken: env.HSM_BRIDGE_TOKEN,
+    endpoints: { azureAuthority: env.AZURE_AUTHORITY_HOST, azureKeyVault: env.AZURE_KEYVAULT_URL, googleCloudKms: env.GOOGLE_CLOUDKMS_URL },
   };
 }

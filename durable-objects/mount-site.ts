@@ -12,7 +12,7 @@ import { shardFor } from '../src/core/tokens/entry';
 import { TokenValidator } from '../src/core/tokens/validator';
 import { CachedMountDirectory } from '../src/engines/identity/mount-directory';
 import { wrapHook } from '../src/pipeline/wrapping';
-import { managedKeyAccess } from '../src/managed-keys/access';
+import { ManagedKeyEntryCache, managedKeyAccess } from '../src/managed-keys/access';
 import type { IdentityEndpoint } from '../src/rpc/contracts';
 import { tokenShardCount, transitBatchBudgetMs, type Env } from '../src/rpc/env';
 import { systemStub, tokenShardStub, wrapStore } from '../src/rpc/stubs';
@@ -35,6 +35,8 @@ export interface MountParts {
   site: MountSite;
   validator: TokenValidator;
   loginIdentities: LoginIdentityCache;
+  /** Managed key entries fetched from the SystemObject (they hold PINs and cloud secrets). */
+  managedKeyEntries: ManagedKeyEntryCache;
 }
 
 export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metrics: MetricsRegistry, object: MountObjectPorts): MountParts {
@@ -49,6 +51,7 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
   const entityViews = new IdentityCache(identity.views);
   const loginIdentities = new LoginIdentityCache((input) => identity.login(input));
   const wrap = wrapHook(wrapStore(env));
+  const managedKeyEntries = new ManagedKeyEntryCache((ref) => systemStub(env).managedKeyEntry(ref));
   const site: MountSite = {
     storage,
     writes,
@@ -68,7 +71,7 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
         AWS_REGION: env.AWS_REGION,
         AWS_DEFAULT_REGION: env.AWS_DEFAULT_REGION,
       },
-      managedKeys: managedKeyAccess((ref) => systemStub(env).managedKeyEntry(ref), managedKeyDeps(env)),
+      managedKeys: managedKeyAccess(managedKeyEntries.lookup, managedKeyDeps(env)),
     },
     login: { identity: (input) => loginIdentities.resolve(input), issue: (token, partial) => shardOf(token).issueLogin(token, partial), metrics },
     wrap: async (response, wire, mount) => {
@@ -85,5 +88,5 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
     wakeAt: (at) => object.wakeAt(at),
     announceIdentityChange: () => object.announceIdentityChange(),
   };
-  return { site, validator, loginIdentities };
+  return { site, validator, loginIdentities, managedKeyEntries };
 }

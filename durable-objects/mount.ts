@@ -159,7 +159,13 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     this.#storage.forgetKeys();
     this.#entry = undefined;
     this.#parts.validator.leases.clear();
+    this.#parts.managedKeyEntries.clear();
     await this.policiesChanged();
+  }
+
+  /** Called by the SystemObject when a managed key was written or deleted. */
+  async managedKeysChanged(): Promise<void> {
+    this.#parts.managedKeyEntries.clear();
   }
 
   /** Called by the SystemObject when a policy changed: compiled ACLs are stale. */

@@ -15,8 +15,8 @@ const RETRY_MS = 1000;
 
 /** Objects told about changes: token shards, mounts, and (for dropKeys only) audit devices. */
 export type Target = { shard: number } | { mount: string } | { audit: string };
-/** What to tell it: drop cached keys (seal, rotation), drop compiled policies, re-read audit devices. */
-export type Message = 'dropKeys' | 'policiesChanged' | 'auditChanged';
+/** What to tell it: drop cached keys (seal, rotation), drop compiled policies, re-read audit devices, drop managed key entries (mounts only). */
+export type Message = 'dropKeys' | 'policiesChanged' | 'auditChanged' | 'managedKeysChanged';
 type Pending = Target & { message: Message };
 
 export class Notices {
@@ -42,6 +42,7 @@ export class Notices {
     const results = await Promise.allSettled(
       all.map((t) => {
         if ('audit' in t) return auditStub(this.#env, t.audit).dropKeys();
+        if ('mount' in t && t.message === 'managedKeysChanged') return mountStub(this.#env, t.mount).managedKeysChanged();
         const stub = 'shard' in t ? tokenShardStub(this.#env, t.shard) : mountStub(this.#env, t.mount);
         if (t.message === 'auditChanged') return stub.auditChanged();
         return t.message === 'policiesChanged' ? stub.policiesChanged() : stub.dropKeys();

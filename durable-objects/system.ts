@@ -36,6 +36,7 @@ import { availableType } from '../src/registry';
 import { systemBackend } from '../src/sys';
 import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
+import { pkcs11SealFromEnv } from '../src/managed-keys/seal';
 import { ManagedKeyStore } from '../src/managed-keys/store';
 import type { ManagedKeyRef } from '../src/managed-keys/resolve';
 import type { ManagedKeyEntry } from '../src/managed-keys/types';
@@ -57,6 +58,26 @@ const SYS_MOUNT: MountContext = {
 };
 const readsOnly = (op: WireOperation) => op === 'read' || op === 'list' || op === 'help';
 
+/**
+ * The seal SEAL_TYPE names: "static" (default, SEAL_KEY) or "pkcs11" (an HSM key through the
+ * HSM bridge). A misconfiguration leaves the cluster sealed with `sealConfigError` as the reason.
+ */
+function sealFor(env: Env, initialized: () => boolean): { seal: Seal | null; sealConfigError?: string } {
+  const type = (env.SEAL_TYPE ?? '').trim().toLowerCase() || 'static';
+  if (type === 'pkcs11') {
+    const { seal, error } = pkcs11SealFromEnv(env, managedKeyDeps(env), { initialized });
+    return { seal, sealConfigError: error };
+  }
+  if (type !== 'static') {
+    return { seal: null, sealConfigError: `SEAL_TYPE=${env.SEAL_TYPE}: the seal types are "static" (the default, with SEAL_KEY) and "pkcs11" (an HSM key through HSM_BRIDGE)` };
+  }
+  try {
+    return { seal: sealFromSecret(env.SEAL_KEY) };
+  } catch (e) {
+    return { seal: null, sealConfigError: (e as Error).message };
+  }
+}
+
 export class SystemObject extends DurableObject<Env> implements SystemContract {
   /** This instance's start (sys/host-info) and its requests since (sys/metrics). */
   readonly #startedAt = Date.now();
@@ -77,13 +98,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
     super(ctx, env);
     const physical = new SqlPhysical(ctx.storage);
     this.#notices = new Notices(physical, env, (at) => ctx.storage.setAlarm(at));
-    let seal: Seal | null = null;
-    let sealConfigError: string | undefined;
-    try {
-      seal = sealFromSecret(env.SEAL_KEY);
-    } catch (e) {
-      sealConfigError = (e as Error).message;
-    }
+    const { seal, sealConfigError } = sealFor(env, () => this.#core.isInitialized());
     const core = (this.#core = new SealState(
       physical,
       seal,
@@ -128,6 +143,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       leaseCall: async (op) => await leaseCall(env, await mounts.routes(), op),
       policies,
       policiesChanged: () => this.#policiesChanged(),
+      managedKeysChanged: async () => this.#notices.send((await this.#mounts.objectEntries()).map((e) => ({ mount: e.uuid })), 'managedKeysChanged'),
       tokenPolicies: (ref) => this.#tokenPolicies(ref),
       capabilities: async ({ policies, entityId }, paths) => {
         const acl = await acls.aclFor({ policies, root: policies.includes('root'), entityId } as AuthContext);
@@ -235,9 +251,12 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
 
   /** One managed key's entry, for the engines of other objects (src/managed-keys/access.ts); null while sealed. */
   async managedKeyEntry(ref: ManagedKeyRef): Promise<ManagedKeyEntry | null> {
-    if (await this.#core.isSealed()) return null;
-    const store = new ManagedKeyStore(this.#core.barrier);
-    return ref.id !== undefined ? await store.byId(ref.id) : await store.byName(ref.name);
+    // In the write order: a mount told of a change (before it commits) fetches what it committed.
+    return await this.#writes.run(async () => {
+      if (await this.#core.isSealed()) return null;
+      const store = new ManagedKeyStore(this.#core.barrier);
+      return ref.id !== undefined ? await store.byId(ref.id) : await store.byName(ref.name);
+    });
   }
 
   #shardOf(tokenOrAccessor: string) {

@@ -37,6 +37,47 @@ const PARENT_WATCH = 'data:text/javascript,process.stdin.on("end",()=>process.ki
 
 const has = (cmd) => spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 
+/** The label of the RSA key the launcher's pkcs11 seal wraps the root key with (made at the first init). */
+export const SEAL_KEY_LABEL = 'coffer-seal';
+/** The Worker's variables of the pkcs11 seal (src/rpc/env.ts); set in the launcher's environment, they are passed on as they are. */
+const SEAL_VARS = ['SEAL_PKCS11_LIBRARY', 'SEAL_PKCS11_SLOT', 'SEAL_PKCS11_TOKEN_LABEL', 'SEAL_PKCS11_PIN', 'SEAL_PKCS11_KEY_LABEL', 'SEAL_PKCS11_KEY_ID', 'SEAL_PKCS11_KEY_BITS', 'SEAL_PKCS11_GENERATE_KEY', 'SEAL_PKCS11_RSA_OAEP_HASH'];
+
+/**
+ * The Worker's bindings of the pkcs11 seal (COFFER_SEAL=pkcs11) on the bridge `hsm`: on the local
+ * SoftHSM2 bridge, the launcher's token and PIN and an RSA key labelled "coffer-seal", generated at
+ * the first init (RSA-OAEP with SHA-1: SoftHSM2 2.6 has no other OAEP hash); on a bridge run
+ * elsewhere, the SEAL_PKCS11_* variables of the launcher's environment. SEAL_PKCS11_* set in the
+ * launcher's environment win in both cases. Throws when there is no bridge, or the variables of an
+ * external one are incomplete.
+ */
+export function sealBindings(hsm, env = process.env) {
+  if (!hsm) {
+    throw new Error('COFFER_SEAL=pkcs11 needs an HSM bridge: set COFFER_HSM_BRIDGE=softhsm2 (a local SoftHSM2 token), or COFFER_HSM_BRIDGE_URL with its certificates and the SEAL_PKCS11_* variables (a bridge run elsewhere).');
+  }
+  const given = Object.fromEntries(SEAL_VARS.filter((k) => env[k] !== undefined && env[k] !== '').map((k) => [k, env[k]]));
+  if (hsm.pinFile) {
+    const local = {
+      SEAL_PKCS11_LIBRARY: hsm.library,
+      SEAL_PKCS11_TOKEN_LABEL: hsm.tokenLabel,
+      SEAL_PKCS11_PIN: readFileSync(hsm.pinFile, 'utf8').trim(),
+      SEAL_PKCS11_KEY_LABEL: SEAL_KEY_LABEL,
+      SEAL_PKCS11_GENERATE_KEY: 'true',
+      SEAL_PKCS11_RSA_OAEP_HASH: 'sha1',
+    };
+    // A slot given in the environment replaces the token label (the seal takes one of the two).
+    if (given.SEAL_PKCS11_SLOT) delete local.SEAL_PKCS11_TOKEN_LABEL;
+    return { SEAL_TYPE: 'pkcs11', ...local, ...given };
+  }
+  const missing = [
+    ['SEAL_PKCS11_LIBRARY'],
+    ['SEAL_PKCS11_TOKEN_LABEL', 'SEAL_PKCS11_SLOT'],
+    ['SEAL_PKCS11_PIN'],
+    ['SEAL_PKCS11_KEY_LABEL', 'SEAL_PKCS11_KEY_ID'],
+  ].filter((names) => !names.some((k) => given[k]));
+  if (missing.length) throw new Error(`COFFER_SEAL=pkcs11 with COFFER_HSM_BRIDGE_URL needs ${missing.map((names) => names.join(' or ')).join(', ')} in the environment.`);
+  return { SEAL_TYPE: 'pkcs11', ...given };
+}
+
 /** Reads the launcher's environment: which bridge to use, or none. Throws on an incomplete setting. */
 export function hsmBridgeMode(env = process.env) {
   const kind = env.COFFER_HSM_BRIDGE ?? '';

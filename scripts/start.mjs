@@ -5,17 +5,22 @@
 // Environment: PORT, COFFER_DATA_DIR, COFFER_DEV_ROOT_TOKEN (root token id on first init),
 // COFFER_LOG_LEVEL (debug|info|warn|error), COFFER_SKIP_BUILD=1 (reuse dist/, for tests),
 // COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`),
-// GOOGLE_ADMIN_API_URL, MICROSOFT_GRAPH_URL, REQUEST_READ_TIMEOUT_MS, TRANSIT_BATCH_CPU_BUDGET_MS
+// GOOGLE_ADMIN_API_URL, MICROSOFT_GRAPH_URL, REQUEST_READ_TIMEOUT_MS, TRANSIT_BATCH_CPU_BUDGET_MS,
+// AZURE_AUTHORITY_HOST, AZURE_KEYVAULT_URL, GOOGLE_CLOUDKMS_URL
 // (passed on to the Worker).
 // HSM keys (scripts/hsm-local.mjs): COFFER_HSM_BRIDGE=softhsm2 starts the HSM bridge on a SoftHSM2
 // token kept under <COFFER_DATA_DIR>/hsm/; or COFFER_HSM_BRIDGE_URL with COFFER_HSM_BRIDGE_CLIENT_CERT,
 // COFFER_HSM_BRIDGE_CLIENT_KEY and COFFER_HSM_BRIDGE_CA (PEM files) use a bridge run elsewhere.
+// The seal: COFFER_SEAL=static (the default: a random key in <COFFER_DATA_DIR>/seal.key) or
+// COFFER_SEAL=pkcs11 (with a bridge: the root key is wrapped by an RSA key on the HSM token, made
+// at the first init; no seal key on disk). A data directory keeps the seal type it began with
+// (<COFFER_DATA_DIR>/seal-type).
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { initialise, isInitialised } from './first-start.mjs';
-import { externalBridge, hsmBridgeMode, startLocalBridge } from './hsm-local.mjs';
+import { externalBridge, hsmBridgeMode, SEAL_KEY_LABEL, sealBindings, startLocalBridge } from './hsm-local.mjs';
 import { build, ROOT, serve } from './miniflare-server.mjs';
 
 const port = Number(process.env.PORT ?? 8200);
@@ -33,6 +38,31 @@ function sealKey() {
   return readFileSync(file, 'utf8').trim();
 }
 
+const SEAL_TYPES = ['static', 'pkcs11'];
+
+/**
+ * The seal type: COFFER_SEAL, else the one the data directory began with (seal-type; a seal.key
+ * of an older launcher means static), else static. Throws on an unknown type, and on a type other
+ * than the data directory's (migrating between seal types is not supported), and on pkcs11
+ * without a bridge. Records it.
+ */
+function sealType(hsmMode) {
+  const file = path.join(dataDir, 'seal-type');
+  const recorded = existsSync(file) ? readFileSync(file, 'utf8').trim() : existsSync(path.join(dataDir, 'seal.key')) ? 'static' : '';
+  const asked = (process.env.COFFER_SEAL ?? '').trim();
+  if (asked && !SEAL_TYPES.includes(asked)) {
+    throw new Error(`COFFER_SEAL=${asked}: the seal types are "static" (the default: a seal key in the data directory) and "pkcs11" (an RSA key on the HSM bridge's token).`);
+  }
+  const type = asked || recorded || 'static';
+  if (recorded && type !== recorded) {
+    throw new Error(`COFFER_SEAL=${type}: ${dataDir} began with the ${recorded} seal, and migrating between seal types is not supported (use another COFFER_DATA_DIR, or COFFER_SEAL=${recorded}).`);
+  }
+  // Refused before anything is recorded or started: no bridge, or an external one without SEAL_PKCS11_*.
+  if (type === 'pkcs11' && hsmMode !== 'softhsm2') sealBindings(hsmMode === 'external' ? {} : null);
+  if (!recorded) writeFileSync(file, `${type}\n`, { mode: 0o600 });
+  return type;
+}
+
 async function firstStart(url) {
   const initFile = await initialise(url, dataDir);
   say(`Initialised a new cluster; the root token and the recovery key are in ${initFile}`);
@@ -42,7 +72,7 @@ async function firstStart(url) {
 /** Worker variables taken from the launcher's environment when set: where the JWT method's providers find
  * Google's and Microsoft's APIs (emulators), the request read timeout and the transit batch budget. */
 function apiOverrides() {
-  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS', 'TRANSIT_BATCH_CPU_BUDGET_MS'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS', 'TRANSIT_BATCH_CPU_BUDGET_MS', 'AZURE_AUTHORITY_HOST', 'AZURE_KEYVAULT_URL', 'GOOGLE_CLOUDKMS_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
 }
 
 /** Everything under the data directory is its owner's alone: folders 0700, files 0600. */
@@ -64,7 +94,9 @@ async function main() {
   ownerOnly(dataDir);
   // The HSM bridge first: the Worker's HSM_BRIDGE binding needs its URL and certificates.
   const hsmMode = hsmBridgeMode();
+  const seal = sealType(hsmMode);
   const hsm = hsmMode === 'softhsm2' ? await startLocalBridge({ dataDir, logLevel }) : hsmMode === 'external' ? externalBridge() : null;
+  const sealVars = seal === 'pkcs11' ? sealBindings(hsm) : { SEAL_KEY: sealKey() };
   const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
   const { mf, url } = await serve({
     configPath: path.join(ROOT, 'wrangler.toml'),
@@ -73,7 +105,7 @@ async function main() {
     persistDir: path.join(dataDir, 'do'),
     logLevel,
     inspectorPort: process.env.COFFER_INSPECTOR_PORT ? Number(process.env.COFFER_INSPECTOR_PORT) : undefined,
-    bindings: { SEAL_KEY: sealKey(), ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}), ...apiOverrides(), ...(hsm?.bindings ?? {}) },
+    bindings: { ...sealVars, ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}), ...apiOverrides(), ...(hsm?.bindings ?? {}) },
     serviceBindings: hsm?.serviceBindings ?? {},
   });
 
@@ -102,6 +134,9 @@ async function main() {
   // Always printed (tests and tools wait for this line), whatever the log level.
   console.log(`Coffer is listening on ${url} (data in ${dataDir})`);
   if (health.status === 503) {
+    // A seal that cannot open the root key (a wrong PIN, an unreachable bridge) says why.
+    const status = await (await fetch(`${url}/v1/sys/seal-status`)).json();
+    for (const warning of status.warnings ?? []) console.warn(`The cluster is sealed: ${warning}`);
     say(`The cluster is sealed. Unseal it with the recovery key in ${initFile}:`);
     say(`    curl -X PUT ${url}/v1/sys/unseal -d "{\\"key\\": \\"$(node -p 'require(\\"${initFile}\\").recovery_keys[0]')\\"}"`);
   }
@@ -109,6 +144,14 @@ async function main() {
   say('Use it with the vault CLI or any Vault client:');
   say(`    export VAULT_ADDR='${url}'`);
   say(devRootToken ? `    export VAULT_TOKEN='${devRootToken}'` : `    export VAULT_TOKEN="$(node -p 'require("${initFile}").root_token')"`);
+  if (seal === 'pkcs11') {
+    say('');
+    say(
+      hsm?.pinFile && sealVars.SEAL_PKCS11_KEY_LABEL === SEAL_KEY_LABEL
+        ? `Seal: pkcs11. The root key is wrapped by the RSA key "${SEAL_KEY_LABEL}" on the SoftHSM2 token "${sealVars.SEAL_PKCS11_TOKEN_LABEL ?? ''}" (no seal key on disk).`
+        : `Seal: pkcs11. The root key is wrapped by an RSA key on the HSM bridge's token (no seal key on disk).`,
+    );
+  }
   if (hsm) {
     say('');
     if (hsm.stop) {

@@ -35,3 +35,38 @@ export function managedKeyAccess(lookup: ManagedKeyLookup, deps: BackendDeps): M
     },
   };
 }
+
+/** At most this many entries are kept per object. */
+const CACHE_LIMIT = 256;
+
+/**
+ * Entries as a mount object last fetched them, so that a hot key does not cost a call to the
+ * SystemObject per request. The SystemObject tells every mount object when a managed key changes
+ * (and on seal) before that change commits; clear() then drops everything, and a lookup already
+ * in flight when it happened keeps its answer to itself. Fetches after it wait for the change to
+ * commit (the SystemObject answers them in its write order).
+ */
+export class ManagedKeyEntryCache {
+  readonly #entries = new Map<string, ManagedKeyEntry>();
+  #generation = 0;
+
+  constructor(private readonly fetch: ManagedKeyLookup) {}
+
+  readonly lookup: ManagedKeyLookup = async (ref) => {
+    const key = ref.id !== undefined ? `id:${ref.id}` : `name:${ref.name}`;
+    const hit = this.#entries.get(key);
+    if (hit) return hit;
+    const generation = this.#generation;
+    const found = await this.fetch(ref);
+    if (found && generation === this.#generation) {
+      if (this.#entries.size >= CACHE_LIMIT) this.#entries.clear();
+      this.#entries.set(key, found);
+    }
+    return found;
+  };
+
+  clear(): void {
+    this.#generation++;
+    this.#entries.clear();
+  }
+}

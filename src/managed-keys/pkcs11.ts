@@ -24,7 +24,13 @@ interface BridgeKey {
   public_key: string | null;
 }
 
-export function pkcs11Backend(entry: ManagedKeyEntry, deps: BackendDeps): ManagedKey {
+/** Options of the backend beyond the entry: the seal never generates over an existing object. */
+export interface Pkcs11Options {
+  /** generate() replaces a key with the same label or id (default true: callers checked allow_replace_key). */
+  replaceOnGenerate?: boolean;
+}
+
+export function pkcs11Backend(entry: ManagedKeyEntry, deps: BackendDeps, options: Pkcs11Options = {}): ManagedKey {
   if (entry.type !== 'pkcs11') throw new Error(`pkcs11 backend given a ${entry.type} key`);
   const config = entry.config;
   const bridge = deps.hsmBridge;
@@ -82,7 +88,7 @@ export function pkcs11Backend(entry: ManagedKeyEntry, deps: BackendDeps): Manage
           key_type: ec ? 'ec' : 'rsa',
           ...(ec ? { curve: config.curve } : { key_bits: config.key_bits }),
           // The caller checked allow_replace_key (./guard) before asking for a key over an old one.
-          replace: true,
+          replace: options.replaceOnGenerate ?? true,
         }),
       ),
     sign: async (digest, opts) => bytes((await call<{ signature?: string }>('/v1/sign', signBody(digest, opts))).signature, 'signature'),

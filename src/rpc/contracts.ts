@@ -73,6 +73,8 @@ export interface MountContract extends Notified, IdentityEndpoint {
   leaseIrrevocable(): Promise<WireResult>;
   leaseTidy(): Promise<void>;
   revokeTokenLeases(accessor: string): Promise<void>;
+  /** A managed key was written or deleted: cached entries are stale. */
+  managedKeysChanged(): Promise<void>;
   renewLogin(prefix: string, role: string): Promise<RenewReply>;
 }
 

@@ -12,8 +12,30 @@ export interface Env {
   MOUNTS: Namespace<MountContract>;
   /** One object per audit device, by the device's uuid. */
   AUDIT: Namespace<AuditContract>;
-  /** 32-byte seal key, hex or base64 (a Worker secret). */
+  /** 32-byte seal key, hex or base64 (a Worker secret): the static seal's key. */
   SEAL_KEY?: string;
+  /**
+   * Which seal protects the root key: "static" (the default: SEAL_KEY) or "pkcs11" (an RSA key in
+   * an HSM reached through HSM_BRIDGE; src/managed-keys/seal.ts). Migrating between types is not
+   * supported: a cluster keeps the seal type it was initialised with.
+   */
+  SEAL_TYPE?: string;
+  /** pkcs11 seal: the HSM bridge's kms_library stanza. */
+  SEAL_PKCS11_LIBRARY?: string;
+  /** pkcs11 seal: the token, by slot number (decimal) or by label (one of the two). */
+  SEAL_PKCS11_SLOT?: string;
+  SEAL_PKCS11_TOKEN_LABEL?: string;
+  /** pkcs11 seal: the token's user PIN (a Worker secret). */
+  SEAL_PKCS11_PIN?: string;
+  /** pkcs11 seal: the RSA key, by label and/or CKA_ID (hex). */
+  SEAL_PKCS11_KEY_LABEL?: string;
+  SEAL_PKCS11_KEY_ID?: string;
+  /** pkcs11 seal: the size of a generated key (2048, the default; 3072; 4096). */
+  SEAL_PKCS11_KEY_BITS?: string;
+  /** pkcs11 seal: "true" creates the key in the HSM at sys/init when the HSM holds none. */
+  SEAL_PKCS11_GENERATE_KEY?: string;
+  /** pkcs11 seal: the RSA-OAEP hash (sha256, the default; sha1 for SoftHSM2; sha224, sha384, sha512). */
+  SEAL_PKCS11_RSA_OAEP_HASH?: string;
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
   DEV_ROOT_TOKEN?: string;
   TOKEN_SHARDS?: string;
@@ -30,6 +52,10 @@ export interface Env {
   HSM_BRIDGE_URL?: string;
   /** The HSM bridge's bearer secret (a secret), for a bridge that checks one (Workers VPC). */
   HSM_BRIDGE_TOKEN?: string;
+  /** Cloud KMS endpoints other than the public ones (emulators in tests): see src/managed-keys/types.ts CloudEndpoints. */
+  AZURE_AUTHORITY_HOST?: string;
+  AZURE_KEYVAULT_URL?: string;
+  GOOGLE_CLOUDKMS_URL?: string;
   /** The aws engine's fallbacks when config/root leaves them out (as the AWS SDK reads them). */
   AWS_ACCESS_KEY_ID?: string;
   AWS_SECRET_ACCESS_KEY?: string;

@@ -19,6 +19,8 @@ export interface SystemServices {
   policies: PolicyStore;
   /** Tells every object that policies changed (their compiled ACLs are stale). */
   policiesChanged(): Promise<void>;
+  /** Tells every mount object that a managed key was written or deleted (their cached entries are stale). */
+  managedKeysChanged(): Promise<void>;
   /** The policies and entity of a token (by token or accessor), or null when it is not valid. */
   tokenPolicies(ref: { token: string } | { accessor: string }): Promise<CapabilitySubject | null>;
   /** Capabilities of a token's policies, and its entity's, on each path (sys/capabilities). */

@@ -1,8 +1,9 @@
 // Seals protect the root key. The default "static" seal uses a 256-bit key from the Worker secret
-// SEAL_KEY. Managed keys (PKCS#11 via the HSM bridge, cloud KMS) implement the same interface.
+// SEAL_KEY. SEAL_TYPE=pkcs11 chooses an HSM key through the PKCS#11 bridge instead
+// (src/managed-keys/seal.ts, structurally the same interface; durable-objects/system.ts chooses).
 
 import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
-import { fromBase64, fromHex, utf8 } from '../../crypto/encoding';
+import { fromBase64, fromHex, fromUtf8, utf8 } from '../../crypto/encoding';
 
 export interface Seal {
   /** Reported as the seal type in sys/seal-status. */
@@ -27,9 +28,19 @@ export class StaticKeySeal implements Seal {
 
   async decrypt(blob: Uint8Array, context: string): Promise<Uint8Array> {
     const plain = await aesGcmOpen(this.key, blob, utf8(`coffer-seal:${context}`));
-    if (plain === null) throw new SealError('the seal key cannot decrypt the stored root key (is SEAL_KEY the key this cluster was initialised with?)');
+    if (plain === null) {
+      const other = otherSealType(blob);
+      if (other) throw new SealError(`the stored root key was sealed by the ${other} seal, not the static one: set SEAL_TYPE=${other} (migrating between seal types is not supported)`);
+      throw new SealError('the seal key cannot decrypt the stored root key (is SEAL_KEY the key this cluster was initialised with?)');
+    }
     return plain;
   }
+}
+
+/** The type of a blob made by another seal: those (the pkcs11 seal's) are JSON beginning {"seal":"<type>". */
+function otherSealType(blob: Uint8Array): string | null {
+  const head = /^\{"seal":"([a-z0-9]+)"/.exec(fromUtf8(blob.subarray(0, 32)));
+  return head ? head[1] : null;
 }
 
 /** Parses SEAL_KEY (64 hex characters or base64 of 32 bytes). Returns null when unset. */

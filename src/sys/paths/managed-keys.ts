@@ -57,6 +57,7 @@ export function managedKeyPaths(s: SystemServices): PathDef[] {
     delete raw.type;
     delete raw.name;
     await keys.put(buildEntry({ type, name, raw, previous: existing, newId: randomUUID }));
+    await s.managedKeysChanged();
     return null;
   };
 
@@ -76,6 +77,7 @@ export function managedKeyPaths(s: SystemServices): PathDef[] {
       );
     }
     await keys.delete(existing);
+    await s.managedKeysChanged();
     return null;
   };
 
