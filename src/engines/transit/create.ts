@@ -24,11 +24,21 @@ export function checkAutoRotatePeriod(seconds: number): void {
   if (seconds !== 0 && seconds < MIN_AUTO_ROTATE_PERIOD) throw badRequest('auto rotate period must be 0 to disable or at least an hour');
 }
 
+export const MANAGED_KEY_CREATED_BY_KEYS = 'keys of type managed_key are created only with keys/:name and a managed_key_name or managed_key_id';
+
 /** Validates creation options; returns the key type. */
 export function checkCreateOptions(o: CreateOptions): KeyType {
   const problem = unsupportedTypeMessage(o.type);
   if (problem || !isKeyType(o.type)) throw badRequest(problem ?? `unknown key type ${o.type}`);
   const type = o.type;
+  // A managed_key key needs its managed key resolved and its backend asked (./managed/create.ts).
+  if (type === 'managed_key') throw badRequest(MANAGED_KEY_CREATED_BY_KEYS);
+  checkTypeOptions(type, o);
+  return type;
+}
+
+/** The option rules that depend on the type (derivation, convergence, key_size, rotation period). */
+export function checkTypeOptions(type: KeyType, o: CreateOptions): void {
   if (o.derived && !supportsDerivation(type)) throw badRequest(`key derivation not supported for keys of type ${type}`);
   if (o.convergent && !o.derived) throw badRequest('convergent encryption requires derivation to be enabled');
   if (o.convergent && type === 'ed25519') throw badRequest(`convergent encryption not supported for keys of type ${type}`);
@@ -39,7 +49,6 @@ export function checkCreateOptions(o: CreateOptions): KeyType {
     }
   }
   checkAutoRotatePeriod(o.autoRotatePeriod);
-  return type;
 }
 
 /** A new policy with version 1 (generated, or the given material for imports). */
@@ -47,6 +56,11 @@ export async function buildPolicy(name: string, o: CreateOptions, now: number, f
   const type = checkCreateOptions(o);
   const keySize = type === 'hmac' ? o.keySize || DEFAULT_HMAC_KEY_SIZE : 0;
   const v1 = first ?? (await newVersion(type, keySize, now, rsa));
+  return policyWith(name, type, o, keySize, v1);
+}
+
+/** A policy of `type` whose only version is `v1` (options already checked). */
+export function policyWith(name: string, type: KeyType, o: CreateOptions, keySize: number, v1: KeyVersion): KeyPolicy {
   return {
     name,
     type,

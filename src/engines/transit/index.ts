@@ -30,10 +30,10 @@ export function transitBackend(_options: Record<string, string> | null = null, s
   return {
     type: 'transit',
     paths: [
-      ...keyPaths(),
-      ...encryptPaths(budgetMs),
+      ...keyPaths(settings.managedKeys),
+      ...encryptPaths(budgetMs, settings.managedKeys),
       ...hmacPaths(budgetMs),
-      ...signPaths(budgetMs),
+      ...signPaths(budgetMs, settings.managedKeys),
       ...keysConfigPaths(),
       ...toolPaths(),
       ...exportPaths(),

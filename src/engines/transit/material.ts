@@ -16,6 +16,8 @@ export const DEFAULT_HMAC_KEY_SIZE = 32;
 
 /** Fresh material for a new version of a key of this type (RSA pairs from `rsa`, when given). */
 export async function newVersion(type: KeyType, keySize: number, now: number, rsa?: RsaPairSource): Promise<KeyVersion> {
+  // Its material is the managed key's, made by its backend (./managed/create.ts).
+  if (type === 'managed_key') throw badRequest('a managed_key version is made from its managed key');
   const v: KeyVersion = { created: now, hmacKey: randomBytes(HMAC_KEY_BYTES) };
   if (type === 'hmac') v.hmacKey = randomBytes(keySize || DEFAULT_HMAC_KEY_SIZE);
   else if (isCipher(type)) v.key = randomBytes(cipherKeyLength(type));

@@ -20,6 +20,19 @@ export interface KeyVersion {
   asym?: AsymmetricKey;
   /** PEM certificates set with set-certificate (asymmetric types). */
   certificateChain?: string[];
+  /** managed_key versions (their hmacKey is empty): which managed key, and its public key then. */
+  managed?: ManagedVersion;
+}
+
+/**
+ * A managed_key version: the managed key's UUID (resolved at every use, so that the mount's
+ * allowed_managed_keys and the key's usages apply) and its public key when the version was made.
+ * Never the managed key's configuration: that (PIN, credentials) stays in sys/managed-keys.
+ */
+export interface ManagedVersion {
+  id: string;
+  /** PKIX "PUBLIC KEY" PEM. */
+  publicKeyPem: string;
 }
 
 export interface StampInfo {
@@ -73,6 +86,8 @@ interface StoredVersion {
   private_key?: string;
   public_key?: string;
   certificate_chain?: string[];
+  managed_key_id?: string;
+  managed_public_key?: string;
 }
 
 interface StoredPolicy extends Omit<KeyPolicy, 'versions'> {
@@ -95,6 +110,10 @@ export function encodePolicy(p: KeyPolicy): Uint8Array {
       if (v.asym.privateKey) sv.private_key = toBase64(v.asym.privateKey);
     }
     if (v.certificateChain?.length) sv.certificate_chain = v.certificateChain;
+    if (v.managed) {
+      sv.managed_key_id = v.managed.id;
+      sv.managed_public_key = v.managed.publicKeyPem;
+    }
     versions[n] = sv;
   }
   const stored: StoredPolicy = { ...p, versions };
@@ -115,6 +134,7 @@ export function decodePolicy(bytes: Uint8Array): KeyPolicy {
       };
     }
     if (sv.certificate_chain) v.certificateChain = sv.certificate_chain;
+    if (sv.managed_key_id !== undefined) v.managed = { id: sv.managed_key_id, publicKeyPem: sv.managed_public_key ?? '' };
     versions.set(Number(n), v);
   }
   return { ...stored, versions };

@@ -11,7 +11,8 @@ export async function rotateDue(storage: Storage, now: number): Promise<number |
   for (const name of await listPolicies(storage)) {
     if (name.endsWith('/')) continue;
     let p = await loadPolicy(storage, name);
-    if (!p || p.autoRotatePeriod <= 0 || (p.imported && !p.allowRotation)) continue;
+    // managed_key keys refuse auto_rotate_period: their rotation needs the mount's managed keys.
+    if (!p || p.autoRotatePeriod <= 0 || (p.imported && !p.allowRotation) || p.type === 'managed_key') continue;
     const period = p.autoRotatePeriod * 1000;
     const latest = p.versions.get(p.latestVersion);
     if (latest && latest.created + period <= now) {

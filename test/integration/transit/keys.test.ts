@@ -111,7 +111,7 @@ describe('refused creations leave nothing behind', () => {
   it.each([
     [{ type: 'aes512-gcm' }, 'unknown key type aes512-gcm'],
     [{ type: 'aes256-cmac' }, 'key type aes256-cmac is only available in Vault Enterprise'],
-    [{ type: 'managed_key' }, 'key type managed_key is not available: managed keys are not configured on this server'],
+    [{ type: 'managed_key' }, 'missing argument managed_key_name or managed_key_id'],
     [{ type: 'ecdsa-p256', derived: true }, 'key derivation not supported for keys of type ecdsa-p256'],
     [{ convergent_encryption: true }, 'convergent encryption requires derivation to be enabled'],
     [{ type: 'aes256-gcm96', key_size: 32 }, 'key_size is not valid for algorithm aes256-gcm96'],

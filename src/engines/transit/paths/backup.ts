@@ -26,6 +26,7 @@ import { formatRFC3339Nano, GO_ZERO_TIME } from '../../../framework/duration';
 import { badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import { HMAC_KEY_SIZE_MAX, HMAC_KEY_SIZE_MIN } from '../create';
+import { NO_EXPORT } from '../managed/create';
 import { isCipher, isEcdsa, isRsa, typeCode, typeFromCode, type KeyType } from '../key-types';
 import { scheduleRotation } from './keys';
 import { HMAC_KEY_BYTES } from '../material';
@@ -335,7 +336,8 @@ async function decodeBackup(backup: string, rename: string, now: number): Promis
   if (!new RegExp(`^${nameRegex('n')}$`).test(name)) throw malformed(`invalid key name "${name}"`);
   const code = int(pol, 'type');
   const type = typeFromCode(code);
-  if (!type) throw badRequest(`restoring keys of type ${OTHER_TYPES[code] ?? `code ${code}`} is not supported`);
+  // A managed_key backup would carry only managed key UUIDs of another server.
+  if (!type || type === 'managed_key') throw badRequest(`restoring keys of type ${OTHER_TYPES[code] ?? `code ${code}`} is not supported`);
   const latest = int(pol, 'latest_version');
   const minAvailable = int(pol, 'min_available_version');
   const minDecryption = Math.max(1, int(pol, 'min_decryption_version'));
@@ -387,6 +389,7 @@ async function backupKey(req: LogicalRequest, f: FieldData) {
   const name = f.get<string>('name');
   const p = await loadPolicy(req.storage, name);
   if (!p) throw badRequest(`key "${name}" not found`);
+  if (p.type === 'managed_key') throw badRequest(NO_EXPORT);
   if (!p.exportable) throw badRequest('exporting is disallowed on the policy');
   if (!p.allowPlaintextBackup) throw badRequest('plaintext backup is disallowed on the policy');
   const stamped = editable(p);

@@ -22,7 +22,9 @@ import {
   type ItemResult,
 } from '../batch';
 import { itemCostUs, type KeyOperation } from '../batch-cost';
-import { decryptValue, encryptValue, type CipherOptions } from '../ciphertexts';
+import type { CipherOptions } from '../ciphertexts';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
+import { valueCiphers } from '../managed/cipher';
 import { buildPolicy } from '../create';
 import { loadKeysConfig } from './config';
 import type { KeyPolicy } from '../policy';
@@ -77,18 +79,19 @@ const costOf = (p: KeyPolicy, ops: KeyOperation[], budgetMs: number): BatchCost 
   budgetMs,
 });
 
-async function encrypt(req: LogicalRequest, f: FieldData, mayCreate: boolean, budgetMs: number): Promise<LogicalResponse> {
+async function encrypt(req: LogicalRequest, f: FieldData, mayCreate: boolean, budgetMs: number, managed: ManagedKeyAccess | undefined): Promise<LogicalResponse> {
   const keyName = f.get<string>('name');
   const items = batchItems(f);
   if (!items && f.raw.plaintext === undefined) throw badRequest('missing plaintext to encrypt');
   let p = await keyOf(req, keyName);
   if (!p) p = await upsert(req, f, keyName, items?.[0] ?? singleItem(f, ITEM_FIELDS), mayCreate);
   const key: KeyPolicy = p;
+  const ciphers = valueCiphers(managed, req);
   return await respond(
     f,
     async (item) => {
       const plaintext = itemBytes(item, 'plaintext');
-      const out = await encryptValue(key, itemInt(item, 'key_version'), plaintext, options(item));
+      const out = await ciphers.encrypt(key, itemInt(item, 'key_version'), plaintext, options(item));
       return { ciphertext: out.ciphertext, key_version: out.version };
     },
     costOf(key, ['public'], budgetMs),
@@ -133,9 +136,9 @@ async function upsertRsaBits(req: LogicalRequest, f: FieldData): Promise<number[
   return [RSA_BITS[type as RsaType]];
 }
 
-export function encryptPaths(budgetMs: number): PathDef[] {
-  const encryptCreate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, true, budgetMs);
-  const encryptUpdate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, false, budgetMs);
+export function encryptPaths(budgetMs: number, managed?: ManagedKeyAccess): PathDef[] {
+  const encryptCreate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, true, budgetMs, managed);
+  const encryptUpdate = (req: LogicalRequest, f: FieldData) => encrypt(req, f, false, budgetMs, managed);
   return [
     {
       pattern: `encrypt/${nameRegex('name')}`,
@@ -160,9 +163,10 @@ export function encryptPaths(budgetMs: number): PathDef[] {
         update: async (req, f) => {
           if (!batchItems(f) && f.raw.ciphertext === undefined) throw badRequest('missing ciphertext to decrypt');
           const p = await mustLoad(req, f);
+          const ciphers = valueCiphers(managed, req);
           return await respond(
             f,
-            async (item) => ({ plaintext: toBase64(await decryptValue(p, itemString(item, 'ciphertext'), options(item))) }),
+            async (item) => ({ plaintext: toBase64(await ciphers.decrypt(p, itemString(item, 'ciphertext'), options(item))) }),
             costOf(p, ['private'], budgetMs),
             'status',
           );
@@ -182,11 +186,12 @@ export function encryptPaths(budgetMs: number): PathDef[] {
         update: async (req, f) => {
           if (!batchItems(f) && f.raw.ciphertext === undefined) throw badRequest('missing ciphertext to rewrap');
           const p = await mustLoad(req, f);
+          const ciphers = valueCiphers(managed, req);
           return await respond(
             f,
             async (item) => {
-              const plaintext = await decryptValue(p, itemString(item, 'ciphertext'), options(item, itemString(item, 'decrypt_padding_scheme') ? 'decrypt_padding_scheme' : 'padding_scheme'));
-              const out = await encryptValue(p, itemInt(item, 'key_version'), plaintext, options(item, itemString(item, 'encrypt_padding_scheme') ? 'encrypt_padding_scheme' : 'padding_scheme'));
+              const plaintext = await ciphers.decrypt(p, itemString(item, 'ciphertext'), options(item, itemString(item, 'decrypt_padding_scheme') ? 'decrypt_padding_scheme' : 'padding_scheme'));
+              const out = await ciphers.encrypt(p, itemInt(item, 'key_version'), plaintext, options(item, itemString(item, 'encrypt_padding_scheme') ? 'encrypt_padding_scheme' : 'padding_scheme'));
               return { ciphertext: out.ciphertext, key_version: out.version };
             },
             costOf(p, ['private', 'public'], budgetMs),
@@ -212,7 +217,7 @@ export function encryptPaths(budgetMs: number): PathDef[] {
           const p = await mustLoad(req, f);
           const dataKey = randomBytes(bits / 8);
           const item = singleItem(f, ITEM_FIELDS);
-          const out = await encryptValue(p, itemInt(item, 'key_version'), dataKey, options(item));
+          const out = await valueCiphers(managed, req).encrypt(p, itemInt(item, 'key_version'), dataKey, options(item));
           const data: Record<string, unknown> = { ciphertext: out.ciphertext, key_version: out.version };
           if (kind === 'plaintext') data.plaintext = toBase64(dataKey);
           return { data };

@@ -5,6 +5,7 @@ import { nameRegex } from '../../../framework/backend';
 import { ecPrivateKeyPem, ed25519PublicRaw, ed25519Private64, publicKeyPem, rsaPrivateKeyPem } from '../../../crypto/transit/key-encoding';
 import { toBase64 } from '../../../crypto/encoding';
 import { badRequest, notFound } from '../../../framework/errors';
+import { NO_EXPORT } from '../managed/create';
 import { isCipher, isEcdsa, isRsa, supportsEncryption, supportsSigning } from '../key-types';
 import type { KeyPolicy, KeyVersion } from '../policy';
 import { loadPolicy } from '../store';
@@ -76,6 +77,7 @@ export function exportPaths(): PathDef[] {
           if (exportType === 'cmac-key') throw badRequest('CMAC operations are only available in enterprise versions of Vault');
           const p = await loadPolicy(req.storage, f.get<string>('name'));
           if (!p) throw notFound();
+          if (p.type === 'managed_key') throw badRequest(NO_EXPORT);
           if (!p.exportable && exportType !== 'public-key' && exportType !== 'certificate-chain') {
             throw badRequest('private key material is not exportable');
           }

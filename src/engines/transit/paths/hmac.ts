@@ -13,6 +13,9 @@ import type { KeyPolicy } from '../policy';
 import { loadPolicy } from '../store';
 import { usableVersion } from '../versions';
 
+/** A managed key's `mac` usage is not transit's HMAC: transit HMACs use a key of its own per version. */
+export const HMAC_NOT_MANAGED = 'HMAC is not supported for keys of type managed_key';
+
 // HMACs always carry this prefix, whatever the key's version template.
 const HMAC_PREFIX = 'vault:v';
 
@@ -69,6 +72,7 @@ export function hmacPaths(budgetMs: number): PathDef[] {
         update: async (req, f): Promise<LogicalResponse> => {
           const p = await loadPolicy(req.storage, f.get<string>('name'));
           if (!p) throw badRequest('encryption key not found');
+          if (p.type === 'managed_key') throw badRequest(HMAC_NOT_MANAGED);
           const h = hmacAlgorithm(f);
           const items = batchItems(f);
           const run = async (item: Record<string, unknown>) => {

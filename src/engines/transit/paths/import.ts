@@ -113,11 +113,11 @@ async function importedVersion(type: KeyType, derived: boolean, m: Material, now
   }
   if (type === 'hmac') v.hmacKey = m.bytes;
   else if (isCipher(type)) v.key = m.bytes;
-  else {
+  else if (isAsymmetric(type)) {
     v.asym = await clientErrors(() => parsePkcs8(type, m.bytes));
     // Derivation of ed25519 keys starts from Vault's 64-byte private key.
     if (type === 'ed25519') v.key = ed25519Private64(v.asym);
-  }
+  } else throw badRequest(`keys of type ${type} cannot be imported`);
   return v;
 }
 

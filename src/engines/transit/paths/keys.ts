@@ -12,7 +12,10 @@ import { newVersion } from '../material';
 import { editable, type KeyPolicy } from '../policy';
 import { deletePolicy, listPolicies, loadPolicy, savePolicy } from '../store';
 import { keyView } from '../view';
-import { unsupportedTypeMessage } from '../key-types';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
+import { managedUse } from '../managed/access';
+import { checkManagedSettings, createManagedKey, MANAGED_FIELDS_ONLY, namesManagedKey, rotateManagedKey } from '../managed/create';
+import { managedKeyView } from '../managed/view';
 
 export const CREATION_FIELDS: FieldSchemas = {
   type: { type: 'string', description: 'Key type', default: 'aes256-gcm96' },
@@ -53,34 +56,46 @@ export async function rotated(p: KeyPolicy, now: number, rsa?: RsaPairSource): P
   return next;
 }
 
-async function create(req: LogicalRequest, f: FieldData) {
-  const name = f.get<string>('name');
-  if (f.get<string>('managed_key_name') || f.get<string>('managed_key_id')) throw badRequest(unsupportedTypeMessage('managed_key')!);
-  const existing = await loadPolicy(req.storage, name);
-  if (existing) return { data: await keyView(existing), warnings: [`key ${name} already existed`] };
-  const p = await buildPolicy(
-    name,
-    {
-      type: f.get<string>('type'),
-      derived: f.get<boolean>('derived'),
-      convergent: f.get<boolean>('convergent_encryption'),
-      exportable: f.get<boolean>('exportable'),
-      allowPlaintextBackup: f.get<boolean>('allow_plaintext_backup'),
-      keySize: f.get<number>('key_size'),
-      autoRotatePeriod: f.get<number>('auto_rotate_period'),
-    },
-    Date.now(),
-    undefined,
-    req.rsaPairs,
-  );
-  await savePolicy(req.storage, p);
-  scheduleRotation(req, p);
-  return { data: await keyView(p) };
+/** The key read response; a managed_key key's shows its managed keys (../managed/view.ts). */
+const viewOf = (req: LogicalRequest, managed: ManagedKeyAccess | undefined, p: KeyPolicy) =>
+  p.type === 'managed_key' ? managedKeyView(managedUse(managed, req), p) : keyView(p);
+
+/** A key of one of transit's own types, version 1 generated here. */
+function generatedKey(req: LogicalRequest, f: FieldData, name: string): Promise<KeyPolicy> {
+  const options = {
+    type: f.get<string>('type'),
+    derived: f.get<boolean>('derived'),
+    convergent: f.get<boolean>('convergent_encryption'),
+    exportable: f.get<boolean>('exportable'),
+    allowPlaintextBackup: f.get<boolean>('allow_plaintext_backup'),
+    keySize: f.get<number>('key_size'),
+    autoRotatePeriod: f.get<number>('auto_rotate_period'),
+  };
+  return buildPolicy(name, options, Date.now(), undefined, req.rsaPairs);
 }
 
-async function configure(req: LogicalRequest, f: FieldData) {
+async function create(req: LogicalRequest, f: FieldData, managed: ManagedKeyAccess | undefined) {
+  const name = f.get<string>('name');
+  const managedType = f.get<string>('type') === 'managed_key';
+  if (!managedType && namesManagedKey(f)) throw badRequest(MANAGED_FIELDS_ONLY);
+  const existing = await loadPolicy(req.storage, name);
+  if (existing) return { data: await viewOf(req, managed, existing), warnings: [`key ${name} already existed`] };
+  const p = managedType ? await createManagedKey(managedUse(managed, req), name, f, Date.now()) : await generatedKey(req, f, name);
+  await savePolicy(req.storage, p);
+  scheduleRotation(req, p);
+  return { data: await viewOf(req, managed, p) };
+}
+
+async function configure(req: LogicalRequest, f: FieldData, managed: ManagedKeyAccess | undefined) {
   const p = editable(await existingKey(req, f.get<string>('name')));
   const warnings: string[] = [];
+  if (p.type === 'managed_key') {
+    checkManagedSettings({
+      exportable: f.has('exportable') && f.get<boolean>('exportable'),
+      allowPlaintextBackup: f.has('allow_plaintext_backup') && f.get<boolean>('allow_plaintext_backup'),
+      autoRotatePeriod: f.has('auto_rotate_period') ? f.get<number>('auto_rotate_period') : 0,
+    });
+  }
   if (f.has('min_decryption_version')) {
     let v = f.get<number>('min_decryption_version');
     if (v < 0) throw badRequest('min decryption version cannot be negative');
@@ -122,10 +137,10 @@ async function configure(req: LogicalRequest, f: FieldData) {
   }
   await savePolicy(req.storage, p);
   scheduleRotation(req, p);
-  return { data: await keyView(p), ...(warnings.length ? { warnings } : {}) };
+  return { data: await viewOf(req, managed, p), ...(warnings.length ? { warnings } : {}) };
 }
 
-async function trim(req: LogicalRequest, f: FieldData) {
+async function trim(req: LogicalRequest, f: FieldData, managed: ManagedKeyAccess | undefined) {
   const p = editable(await existingKey(req, f.get<string>('name')));
   const min = f.get<number>('min_available_version');
   if (p.minEncryptionVersion === 0 || p.minDecryptionVersion === 0) {
@@ -138,10 +153,20 @@ async function trim(req: LogicalRequest, f: FieldData) {
   for (const n of [...p.versions.keys()]) if (n < min) p.versions.delete(n);
   p.minAvailableVersion = min;
   await savePolicy(req.storage, p);
-  return { data: await keyView(p) };
+  return { data: await viewOf(req, managed, p) };
 }
 
-export function keyPaths(): PathDef[] {
+/** keys/:name/rotate: a generated version, or for managed_key keys one from a managed key. */
+async function rotate(req: LogicalRequest, f: FieldData, managed: ManagedKeyAccess | undefined) {
+  const p = await existingKey(req, f.get<string>('name'));
+  if (p.type !== 'managed_key' && namesManagedKey(f)) throw badRequest(MANAGED_FIELDS_ONLY);
+  const next = p.type === 'managed_key' ? await rotateManagedKey(managedUse(managed, req), p, f, Date.now()) : await rotated(p, Date.now(), req.rsaPairs);
+  await savePolicy(req.storage, next);
+  scheduleRotation(req, next);
+  return { data: await viewOf(req, managed, next) };
+}
+
+export function keyPaths(managed?: ManagedKeyAccess): PathDef[] {
   const name = { type: 'string', description: 'Key name', required: true } as const;
   return [
     {
@@ -166,10 +191,11 @@ export function keyPaths(): PathDef[] {
         return (await loadPolicy(req.storage, f.get<string>('name'))) ? [] : [RSA_BITS[type as RsaType]];
       },
       operations: {
-        update: create,
+        update: (req, f) => create(req, f, managed),
         read: async (req, f) => {
           const p = await loadPolicy(req.storage, f.get<string>('name'));
           if (!p) throw notFound();
+          if (p.type === 'managed_key') return { data: await viewOf(req, managed, p) };
           return { data: await keyView(p, itemBytes({ context: f.get<string>('context') }, 'context')) };
         },
         delete: async (req, f) => {
@@ -194,7 +220,7 @@ export function keyPaths(): PathDef[] {
         auto_rotate_period: { type: 'duration', description: 'Automatic rotation period (0 disables; at least 1h)' },
       },
       summary: "Change a key's settings.",
-      operations: { update: configure },
+      operations: { update: (req, f) => configure(req, f, managed) },
     },
     {
       pattern: `keys/${nameRegex('name')}/rotate`,
@@ -208,21 +234,13 @@ export function keyPaths(): PathDef[] {
         const p = await loadPolicy(req.storage, f.get<string>('name'));
         return p && p.type in RSA_BITS && (!p.imported || p.allowRotation) ? [RSA_BITS[p.type as RsaType]] : [];
       },
-      operations: {
-        update: async (req, f) => {
-          const p = await existingKey(req, f.get<string>('name'));
-          const next = await rotated(p, Date.now(), req.rsaPairs);
-          await savePolicy(req.storage, next);
-          scheduleRotation(req, next);
-          return { data: await keyView(next) };
-        },
-      },
+      operations: { update: (req, f) => rotate(req, f, managed) },
     },
     {
       pattern: `keys/${nameRegex('name')}/trim`,
       fields: { name, min_available_version: { type: 'int', description: 'Versions below this are deleted' } },
       summary: 'Delete versions older than min_available_version.',
-      operations: { update: trim },
+      operations: { update: (req, f) => trim(req, f, managed) },
     },
   ];
 }

@@ -11,12 +11,15 @@ import { badRequest } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import { batchItems, eachItem, itemBytes, itemHas, itemInt, itemString, singleItem, type Item } from '../batch';
 import { itemCostUs } from '../batch-cost';
-import { checkHmac, hmacAlgorithm, HMAC_FIELDS } from './hmac';
+import { checkHmac, hmacAlgorithm, HMAC_FIELDS, HMAC_NOT_MANAGED } from './hmac';
 import { isRsa, supportsSigning } from '../key-types';
 import { signingKey } from '../material';
 import { versionPrefix, type KeyPolicy } from '../policy';
 import { loadPolicy } from '../store';
 import { splitVersioned, usableVersion } from '../versions';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
+import { managedUse, type ManagedUse } from '../managed/access';
+import { managedSign, managedVerify } from '../managed/sign';
 
 const SINGLE = ['input', 'context', 'key_version', 'prehashed', 'signature_algorithm', 'marshaling_algorithm', 'salt_length', 'signature', 'hmac', 'reference'];
 
@@ -35,6 +38,7 @@ function signOptions(f: FieldData, p: KeyPolicy): SignOptions {
   else if (/^-?\d+$/.test(salt)) saltLength = parseInt(salt, 10);
   else throw badRequest(`salt length neither 'auto', 'hash', nor an int: ${salt}`);
   const prehashed = f.get<boolean>('prehashed');
+  if (hash === 'none' && p.type === 'managed_key') throw badRequest('hash_algorithm=none is not supported for keys of type managed_key');
   if (hash === 'none' && !isRsa(p.type)) throw badRequest('hash_algorithm=none is only supported for RSA keys');
   if (hash === 'none' && !(prehashed && signatureAlgorithm === 'pkcs1v15')) {
     throw badRequest('hash_algorithm=none requires both prehashed=true and signature_algorithm=pkcs1v15');
@@ -52,7 +56,8 @@ function decodeSignature(s: string, o: SignOptions): Uint8Array {
 }
 
 function checkSigningKey(p: KeyPolicy): void {
-  if (!supportsSigning(p.type)) throw badRequest(`key type ${p.type} does not support signing`);
+  // What a managed_key key can do is its managed key's usages, checked at each use.
+  if (!supportsSigning(p.type) && p.type !== 'managed_key') throw badRequest(`key type ${p.type} does not support signing`);
 }
 
 /** Asymmetric failures caused by the request's options are 400s. */
@@ -65,8 +70,12 @@ async function asymmetric<T>(run: () => Promise<T>): Promise<T> {
   }
 }
 
-async function signItem(p: KeyPolicy, o: SignOptions, item: Item, inBatch: boolean): Promise<Record<string, unknown>> {
+async function signItem(p: KeyPolicy, o: SignOptions, item: Item, inBatch: boolean, managed: ManagedUse): Promise<Record<string, unknown>> {
   const input = itemBytes(item, 'input');
+  if (p.type === 'managed_key') {
+    const { version, signature } = await managedSign(managed, p, o, input, itemInt(item, 'key_version'));
+    return { signature: versionPrefix(p, version) + encodeSignature(signature, o), key_version: version };
+  }
   const { version, entry } = usableVersion(p, itemInt(item, 'key_version'));
   const key = await signingKey(p, entry, itemBytes(item, 'context'));
   if (!key.privateKey) throw badRequest('requested version for signing does not contain a private part');
@@ -76,9 +85,10 @@ async function signItem(p: KeyPolicy, o: SignOptions, item: Item, inBatch: boole
   return out;
 }
 
-async function verifySignature(p: KeyPolicy, o: SignOptions, item: Item): Promise<boolean> {
+async function verifySignature(p: KeyPolicy, o: SignOptions, item: Item, managed: ManagedUse): Promise<boolean> {
   const input = itemBytes(item, 'input');
   const { entry, payload } = splitVersioned(p.versionTemplate, p, itemString(item, 'signature'), 'signature');
+  if (p.type === 'managed_key') return await asymmetric(() => managedVerify(managed, entry, input, decodeSignature(payload, o), o));
   const key = await signingKey(p, entry, itemBytes(item, 'context'));
   return await asymmetric(() => verify(key, input, decodeSignature(payload, o), o));
 }
@@ -99,7 +109,7 @@ const SIGN_FIELDS = {
   batch_input: { type: 'any', description: 'Items to process in one request' },
 } as const;
 
-export function signPaths(budgetMs: number): PathDef[] {
+export function signPaths(budgetMs: number, managedKeys?: ManagedKeyAccess): PathDef[] {
   return [
     {
       pattern: `sign/${nameRegex('name')}(?:/(?<urlalgorithm>[^/]+))?`,
@@ -111,10 +121,11 @@ export function signPaths(budgetMs: number): PathDef[] {
           if (!p) throw badRequest('signing key not found');
           checkSigningKey(p);
           const o = signOptions(f, p);
+          const managed = managedUse(managedKeys, req);
           const items = batchItems(f);
-          if (!items) return { data: await signItem(p, o, singleItem(f, SINGLE), false) };
+          if (!items) return { data: await signItem(p, o, singleItem(f, SINGLE), false, managed) };
           const cost = { itemUs: itemCostUs(p.type, 'private'), budgetMs };
-          return { data: { batch_results: await eachItem(items, (item) => signItem(p, o, item, true), cost) } };
+          return { data: { batch_results: await eachItem(items, (item) => signItem(p, o, item, true, managed), cost) } };
         },
       },
     },
@@ -141,12 +152,14 @@ export function signPaths(budgetMs: number): PathDef[] {
           const useHmac = withHmac > 0;
           let run: (item: Item) => Promise<boolean>;
           if (useHmac) {
+            if (p.type === 'managed_key') throw badRequest(HMAC_NOT_MANAGED);
             const h = hmacAlgorithm(f);
             run = (item) => checkHmac(p, h, itemBytes(item, 'input'), itemString(item, 'hmac'));
           } else {
             checkSigningKey(p);
             const o = signOptions(f, p);
-            run = (item) => verifySignature(p, o, item);
+            const managed = managedUse(managedKeys, req);
+            run = (item) => verifySignature(p, o, item, managed);
           }
           if (!items) return { data: { valid: await run(all[0]) } };
           const cost = { itemUs: itemCostUs(p.type, useHmac ? 'secret' : 'public'), budgetMs };
