@@ -232,7 +232,7 @@ export class HostedMount implements Host {
   async periodic(): Promise<number | null> {
     if (!this.backend.periodic) return null;
     const tx = this.barrier.transaction();
-    const next = await this.backend.periodic(prefixedTransaction(tx, LOGICAL_PREFIX), Date.now());
+    const next = await this.backend.periodic(prefixedTransaction(tx, LOGICAL_PREFIX), Date.now(), { mountAllowedManagedKeys: this.mount.mountAllowedManagedKeys ?? [] });
     await tx.commit();
     return next;
   }

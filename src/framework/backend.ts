@@ -105,6 +105,12 @@ export interface LogicalRequest {
 /** Where LogicalRequest.putWAL stores its entries, in the engine's storage. */
 export const WAL_PREFIX = 'wal/';
 
+/** What timed work knows of its mount (absent where the host serves no such mount). */
+export interface PeriodicContext {
+  /** The mount's allowed_managed_keys, as LogicalRequest.mountAllowedManagedKeys. */
+  mountAllowedManagedKeys: readonly string[];
+}
+
 export interface LeaseInfo {
   ttl: number;
   renewable: boolean;
@@ -288,7 +294,7 @@ export interface Backend {
    * in a transaction of its own. It returns when it wants to run next (ms since the epoch; null:
    * nothing scheduled). It must be idempotent: a failed run is simply run again later.
    */
-  periodic?(storage: Storage, now: number): Promise<number | null>;
+  periodic?(storage: Storage, now: number, mount?: PeriodicContext): Promise<number | null>;
   /**
    * For auth methods: the current limits for renewing a token one of its logins issued (Vault
    * re-reads the role). Throws (a 4xx CofferError) when the token may no longer be renewed, e.g.

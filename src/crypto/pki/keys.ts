@@ -426,7 +426,10 @@ cryptoProvider.set(pkiCrypto);
 // Signers
 
 export interface Signer {
-  /** For @peculiar/x509 generators (`signingKey`). A P-224 key is a handle only x509's provider (set here) understands. */
+  /**
+   * For @peculiar/x509 generators (`signingKey`). A P-224 key is a handle only x509's provider (set here) understands;
+   * an externalSigner's is its public key (it signs only through `sign`).
+   */
   key: CryptoKey;
   /** As @peculiar/x509 wants it: {name:'RSASSA-PKCS1-v1_5',hash} | {name:'RSA-PSS',hash,saltLength} | {name:'ECDSA',hash} | {name:'Ed25519'}. */
   algorithm: SignAlgorithm;
@@ -494,41 +497,48 @@ function signatureAlgorithmId(g: GoAlgorithm): AlgorithmIdentifier {
 }
 
 /**
- * Signer with Vault's defaults: RSA SHA-256 unless signature_bits says 384/512, PSS on request;
- * EC hash follows the curve; Ed25519 is pure. use_pss is ignored for non-RSA keys, as Vault does.
+ * Vault's default signature algorithm (Go name) for a key: RSA SHA-256 unless signature_bits says
+ * 384/512, PSS on request; EC hash follows the curve; Ed25519 is pure. use_pss is ignored for
+ * non-RSA keys, as Vault does.
  */
-export async function signerFor(key: PkiKey, signatureBits: number, usePss: boolean): Promise<Signer> {
-  let goName: string;
-  if (key.type === 'rsa') {
+export function defaultSignatureAlgorithm(type: PkiKeyType, bits: number, signatureBits: number, usePss: boolean): string {
+  if (type === 'rsa') {
     // Only RSA takes signature_bits into account (Vault ignores it for EC and Ed25519).
     if (![0, 256, 384, 512].includes(signatureBits)) {
       throw new CryptoInputError(`unsupported hash signature algorithm: ${signatureBits}`);
     }
-    const bits = signatureBits === 0 ? 256 : signatureBits;
-    goName = `SHA${bits}WithRSA${usePss ? 'PSS' : ''}`;
-  } else if (key.type === 'ec') {
-    goName = `ECDSAWith${curveByBits(key.bits)!.hash.replace('-', '')}`;
-  } else {
-    goName = 'PureEd25519';
+    return `SHA${signatureBits === 0 ? 256 : signatureBits}WithRSA${usePss ? 'PSS' : ''}`;
   }
-  return await signerForGoName(key, goName);
+  if (type === 'ec') return `ECDSAWith${curveByBits(bits)!.hash.replace('-', '')}`;
+  return 'PureEd25519';
 }
 
-/** Signer for a named Go algorithm (case-insensitive); 400 when the key type cannot do it. */
-export async function signerForGoName(key: PkiKey, goName: string): Promise<Signer> {
+/** Signer with Vault's defaults (defaultSignatureAlgorithm). */
+export async function signerFor(key: PkiKey, signatureBits: number, usePss: boolean): Promise<Signer> {
+  return await signerForGoName(key, defaultSignatureAlgorithm(key.type, key.bits, signatureBits, usePss));
+}
+
+/** A Go algorithm name (case-insensitive) for a key type, canonical; 400 when the key type cannot do it. */
+function goAlgorithm(keyType: PkiKeyType, goName: string): { canonical: string; g: GoAlgorithm; algorithm: SignAlgorithm } {
   const wanted = goName.toLowerCase() === 'ed25519' ? 'pureed25519' : goName.toLowerCase(); // Vault's alias
   const canonical = GO_SIGNATURE_ALGORITHMS.find((n) => n.toLowerCase() === wanted);
   if (!canonical) throw new CryptoInputError(`unknown signature algorithm: ${goName}`);
   const g = GO_ALGORITHMS[canonical];
-  if (g.type !== key.type) {
-    throw new CryptoInputError(`signature algorithm ${canonical} cannot be used with a key of type ${key.type}`);
+  if (g.type !== keyType) {
+    throw new CryptoInputError(`signature algorithm ${canonical} cannot be used with a key of type ${keyType}`);
   }
-  const algorithm: Signer['algorithm'] =
+  const algorithm: SignAlgorithm =
     g.name === 'RSA-PSS'
       ? { name: g.name, hash: g.hash, saltLength: HASH_LEN[g.hash!] }
       : g.hash
         ? { name: g.name, hash: g.hash }
         : { name: g.name };
+  return { canonical, g, algorithm };
+}
+
+/** Signer for a named Go algorithm (case-insensitive); 400 when the key type cannot do it. */
+export async function signerForGoName(key: PkiKey, goName: string): Promise<Signer> {
+  const { canonical, g, algorithm } = goAlgorithm(key.type, goName);
   const signatureAlgorithm = signatureAlgorithmId(g);
   const curve = key.type === 'ec' ? curveByBits(key.bits)! : undefined;
 
@@ -565,6 +575,48 @@ export async function signerForGoName(key: PkiKey, goName: string): Promise<Sign
       const sig = await webSubtle.sign(algorithm, cryptoKey, data);
       if (g.name !== 'ECDSA') return new Uint8Array(sig);
       return u8(new AsnEcSignatureFormatter().toAsnSignature({ name: 'ECDSA', namedCurve: curve!.web }, sig)!);
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signers whose private key is elsewhere (an HSM): the data is hashed here, the digest signed there.
+
+/**
+ * Signs a digest made with `hash` (WebCrypto name): RSA PKCS#1 v1.5 with the DigestInfo added by
+ * the signer, RSA-PSS with `saltLength`, or ECDSA answered as a DER ECDSA-Sig-Value.
+ */
+export type DigestSigner = (digest: Uint8Array, how: { hash: string; pss: boolean; saltLength?: number }) => Promise<Uint8Array>;
+
+/**
+ * A Signer for the RSA or EC key whose public half is `spki`, signing through `signDigest`. Every
+ * signature is checked against `spki` before it is used: a key replaced behind our back (or a
+ * faulty device) then fails the request instead of producing certificates nobody can verify.
+ * `key` is the public key: such a signer cannot be handed to @peculiar/x509's generators.
+ */
+export async function externalSigner(spki: Uint8Array, goName: string, signDigest: DigestSigner): Promise<Signer> {
+  const info = publicKeyInfo(spki);
+  if (info.type === 'ed25519') throw new CryptoInputError('Ed25519 keys cannot sign through a digest');
+  const { canonical, g, algorithm } = goAlgorithm(info.type, goName);
+  const signatureAlgorithm = signatureAlgorithmId(g);
+  const importAlg = info.type === 'rsa' ? { name: g.name, hash: g.hash } : { name: 'ECDSA', namedCurve: curveByBits(info.bits)!.web };
+  const publicKey = await cachedKey(`pub:${JSON.stringify(importAlg)}:${toBase64(spki)}`, async () =>
+    await crypto.subtle.importKey('spki', spki, importAlg, false, ['verify']),
+  );
+  return {
+    key: publicKey,
+    algorithm,
+    goName: canonical,
+    signatureAlgorithm,
+    keyType: info.type,
+    sign: async (data) => {
+      const digest = new Uint8Array(await crypto.subtle.digest(g.hash!, data));
+      const pss = g.name === 'RSA-PSS';
+      const signature = await signDigest(digest, { hash: g.hash!, pss, ...(pss ? { saltLength: algorithm.saltLength } : {}) });
+      if (!(await verifySignature(spki, signatureAlgorithm, data, signature))) {
+        throw new CryptoInputError('the signature made by the external key does not verify with its recorded public key (was the key replaced?)');
+      }
+      return signature;
     },
   };
 }

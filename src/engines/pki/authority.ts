@@ -2,14 +2,15 @@
 // URLs its certificates carry; the leaf NotAfter rule; and the response shape every issue/sign
 // path shares (reference §1.2–1.3).
 
-import { encodePrivateKey, signerFor, type PkiKey, type Signer } from '../../crypto/pki/keys';
+import { encodePrivateKey, type PkiKey, type Signer } from '../../crypto/pki/keys';
 import { certPem, parseCertificate, type ParsedCert } from '../../crypto/pki/certificate';
-import { fromBase64, toBase64 } from '../../crypto/encoding';
+import { toBase64 } from '../../crypto/encoding';
 import { formatRFC3339Nano } from '../../framework/duration';
 import { badRequest } from '../../framework/errors';
 import type { Storage } from '../../framework/storage';
 import { buildChain } from './chain';
 import { templateAia } from './paths/config';
+import { keySigner, type KeyAccess, type SignatureChoice } from './signers';
 import {
   issuersRevision,
   loadAllIssuers,
@@ -26,19 +27,20 @@ import {
 export interface SigningIssuer {
   entry: IssuerEntry;
   cert: ParsedCert;
-  key: PkiKey;
+  /** The issuer's key (local or managed: sign through issuerSigner). */
+  keyEntry: KeyEntry;
+  /** How a managed key is reached, for this request. */
+  access: KeyAccess;
   /** ca_chain: the issuer first, up to and including its root. */
   chainPems: string[];
   /** Issuer-level AIA when set, else the mount's config/urls; templates filled in. */
   aia: AiaUrls;
 }
 
-// Per-isolate caches. Keys and certificates are cached by their stored encoding, so a changed
-// record never meets a stale entry; the same PkiKey object keeps the crypto layer's imported-key
-// cache (keyed by the pkcs8 bytes' identity) warm across requests. Chains are keyed by the issuer
-// and the mount's issuers revision (store.ts), which every issuer write changes.
+// Per-isolate caches. Certificates are cached by their stored encoding, so a changed record never
+// meets a stale entry. Chains are keyed by the issuer and the mount's issuers revision (store.ts),
+// which every issuer write changes.
 const CACHE_MAX = 256;
-const keys = new Map<string, PkiKey>();
 const certs = new Map<string, ParsedCert>();
 const chains = new Map<string, string[]>();
 
@@ -46,18 +48,6 @@ function remember<V>(cache: Map<string, V>, k: string, v: V): V {
   if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
   cache.set(k, v);
   return v;
-}
-
-export function keyFromEntry(e: KeyEntry): PkiKey {
-  return (
-    keys.get(e.pkcs8) ??
-    remember(keys, e.pkcs8, {
-      type: e.type,
-      bits: e.bits,
-      pkcs8: fromBase64(e.pkcs8) ?? new Uint8Array(0),
-      spki: fromBase64(e.spki) ?? new Uint8Array(0),
-    })
-  );
 }
 
 /** The parsed issuer certificate (shared: callers must not modify it). */
@@ -70,7 +60,7 @@ function usageError(e: IssuerEntry, usage: IssuerUsage): never {
 }
 
 /** The issuer `ref` names, ready to sign for `usage`: it must allow that usage and hold a key. */
-export async function signingIssuer(storage: Storage, ref: string, usage: IssuerUsage): Promise<SigningIssuer> {
+export async function signingIssuer(storage: Storage, ref: string, usage: IssuerUsage, access: KeyAccess): Promise<SigningIssuer> {
   const entry = await resolveIssuerRef(storage, ref);
   if (!entry.usage.includes(usage)) usageError(entry, usage);
   if (usage === 'issuing-certificates' && entry.revoked) {
@@ -81,14 +71,15 @@ export async function signingIssuer(storage: Storage, ref: string, usage: Issuer
   return {
     entry,
     cert: issuerCert(entry),
-    key: keyFromEntry(keyEntry),
+    keyEntry,
+    access,
     chainPems: await caChain(storage, entry),
     aia: await issuerAia(storage, entry),
   };
 }
 
-export const issuerSigner = (s: SigningIssuer, signatureBits: number, usePss: boolean): Promise<Signer> =>
-  signerFor(s.key, signatureBits, usePss);
+/** The issuer's signer: its key with the chosen algorithm (a managed key is resolved now). */
+export const issuerSigner = (s: SigningIssuer, choice: SignatureChoice): Promise<Signer> => keySigner(s.access, s.keyEntry, choice);
 
 /** The issuer's ca_chain as trimmed PEMs, the issuer first. */
 export async function caChain(storage: Storage, issuer: IssuerEntry): Promise<string[]> {

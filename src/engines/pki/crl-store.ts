@@ -5,12 +5,12 @@
 // periodic run rebuilds them. Each CRL is stored in chunks below the storage value limit.
 
 import { buildCrl, type CrlEntry } from '../../crypto/pki/crl';
-import { signerFor, signerForGoName, subjectKeyId, type Signer } from '../../crypto/pki/keys';
+import { subjectKeyId, type Signer } from '../../crypto/pki/keys';
 import { randomUUID } from '../../crypto/random';
 import { bytesEqual, concatBytes, fromBase64 } from '../../crypto/encoding';
 import { asCofferError, CofferError } from '../../framework/errors';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
-import { issuerAia, keyFromEntry } from './authority';
+import { issuerAia } from './authority';
 import { parsedIssuers, parseStoredCert, signerOf, type IssuerCert } from './certs';
 import { crlDurations, DEFAULT_MAX_CRL_ENTRIES, loadCrlConfig, type CrlConfig } from './crl-config';
 import {
@@ -24,7 +24,11 @@ import {
   type CrlPending,
   type RevokedEntry,
 } from './revoked-store';
+import { keySigner, type KeyAccess } from './signers';
 import { issuersConfig, loadAllIssuers, loadKey, type IssuerEntry } from './store';
+
+/** Callers without managed keys (tests, local-only mounts) sign with local keys only. */
+const LOCAL_ONLY: KeyAccess = { allowed: null };
 
 export type CrlKind = 'complete' | 'delta';
 
@@ -129,6 +133,7 @@ interface CrlGroup {
 }
 
 interface Plan {
+  access: KeyAccess;
   config: CrlConfig;
   all: IssuerEntry[];
   defaultId: string;
@@ -139,7 +144,7 @@ interface Plan {
   warnings: string[];
 }
 
-async function plan(storage: Storage, state: CrlState): Promise<Plan> {
+async function plan(storage: Storage, state: CrlState, access: KeyAccess): Promise<Plan> {
   const config = await loadCrlConfig(storage);
   const all = await loadAllIssuers(storage);
   const defaultId = (await issuersConfig(storage)).default;
@@ -165,7 +170,7 @@ async function plan(storage: Storage, state: CrlState): Promise<Plan> {
     groups.push(group);
     for (const m of members) groupOf.set(m.entry.id, group);
   }
-  return { config, all, defaultId, keyed, groups, groupOf, warnings };
+  return { access, config, all, defaultId, keyed, groups, groupOf, warnings };
 }
 
 /** The group an entry goes on: its issuer's, else (unknown issuer) the default issuer's. */
@@ -228,16 +233,16 @@ interface Built {
 }
 
 /** The signer of an issuer's CRLs: its key with its revocation_signature_algorithm (or the key's default). */
-export async function crlSigner(storage: Storage, issuer: IssuerEntry): Promise<Signer> {
+export async function crlSigner(storage: Storage, issuer: IssuerEntry, access: KeyAccess = LOCAL_ONLY): Promise<Signer> {
   const keyEntry = issuer.keyId ? await loadKey(storage, issuer.keyId) : null;
   if (!keyEntry) throw new CrlBuildError(`could not fetch the CA certificate: issuer ${issuer.id} has no key`);
-  const key = keyFromEntry(keyEntry);
-  return issuer.revocationSignatureAlgorithm ? await signerForGoName(key, issuer.revocationSignatureAlgorithm) : await signerFor(key, 0, false);
+  const alg = issuer.revocationSignatureAlgorithm;
+  return await keySigner(access, keyEntry, alg ? { goName: alg } : { signatureBits: 0, usePss: false });
 }
 
 async function sign(storage: Storage, p: Plan, group: CrlGroup, entries: CrlEntry[], now: number, number: number, deltaBase?: number): Promise<Uint8Array> {
   const s = group.signer!;
-  const signer = await crlSigner(storage, s.entry);
+  const signer = await crlSigner(storage, s.entry, p.access);
   let freshestCrl: string[] | undefined;
   if (deltaBase === undefined) {
     try {
@@ -267,9 +272,9 @@ async function sign(storage: Storage, p: Plan, group: CrlGroup, entries: CrlEntr
  * rebuild. `force` signs even when CRLs are disabled (then empty). Everything is computed before
  * anything is written, so a failure leaves the stored CRLs as they were. Returns warnings.
  */
-export async function rebuildCrls(storage: Storage, now: number, force: boolean): Promise<string[]> {
+export async function rebuildCrls(storage: Storage, now: number, force: boolean, access: KeyAccess = LOCAL_ONLY): Promise<string[]> {
   const state = await loadCrlState(storage);
-  const p = await plan(storage, state);
+  const p = await plan(storage, state, access);
   const pending = await loadPending(storage);
   if (p.config.disable && !force) {
     // Vault keeps the one empty CRL signed when CRLs were disabled; nothing to rebuild.
@@ -352,9 +357,9 @@ async function forgetRemovedIssuers(storage: Storage, state: CrlState, all: Issu
  * Rebuilds the delta CRLs from the delta log (revocations since the last complete CRL). Returns
  * warnings; a no-op when delta CRLs are off or CRLs are disabled.
  */
-export async function rebuildDeltaCrls(storage: Storage, now: number): Promise<string[]> {
+export async function rebuildDeltaCrls(storage: Storage, now: number, access: KeyAccess = LOCAL_ONLY): Promise<string[]> {
   const state = await loadCrlState(storage);
-  const p = await plan(storage, state);
+  const p = await plan(storage, state, access);
   if (!p.config.enableDelta || p.config.disable) return [];
   const sets = new EntrySets();
   for (const serial of await deltaLogSerials(storage)) {
@@ -391,12 +396,12 @@ async function staleness(storage: Storage, state: CrlState): Promise<{ stale: bo
  * Brings the complete CRLs up to date if a revocation or an issuer change made them stale (CRL
  * reads call this: they are "writing reads"). A failed build keeps serving the previous CRLs.
  */
-export async function freshenCrls(storage: Storage, now: number): Promise<void> {
+export async function freshenCrls(storage: Storage, now: number, access: KeyAccess = LOCAL_ONLY): Promise<void> {
   const state = await loadCrlState(storage);
   const { stale, force } = await staleness(storage, state);
   if (!stale) return;
   try {
-    await rebuildCrls(storage, now, force);
+    await rebuildCrls(storage, now, force, access);
   } catch (e) {
     e = asCofferError(e);
     if (!(e instanceof CofferError)) throw e;
@@ -409,18 +414,18 @@ export async function freshenCrls(storage: Storage, now: number): Promise<void> 
  * period), and delta CRLs once delta_rebuild_interval has passed since the last. Returns when it
  * wants to run next (ms) or null.
  */
-export async function crlPeriodic(storage: Storage, now: number): Promise<number | null> {
+export async function crlPeriodic(storage: Storage, now: number, access: KeyAccess = LOCAL_ONLY): Promise<number | null> {
   const config = await loadCrlConfig(storage);
   const d = crlDurations(config);
   let state = await loadCrlState(storage);
   const { stale, force } = await staleness(storage, state);
   const rebuildDue = config.autoRebuild && !config.disable && state.nextUpdate > 0 && now >= state.nextUpdate - d.grace * 1000;
   try {
-    if (stale || rebuildDue) await rebuildCrls(storage, now, force);
+    if (stale || rebuildDue) await rebuildCrls(storage, now, force, access);
   } catch (e) {
     e = asCofferError(e);
     if (!(e instanceof CofferError)) throw e;
-    await saveCrlState(storage, { ...(await loadCrlState(storage)), lastError: e.errors.join('; ') });
+    await recordBackgroundFailure(storage, e);
     return null;
   }
   state = await loadCrlState(storage);
@@ -430,17 +435,28 @@ export async function crlPeriodic(storage: Storage, now: number): Promise<number
     const due = state.lastDeltaBuild + d.deltaInterval * 1000;
     if (now >= due) {
       try {
-        await rebuildDeltaCrls(storage, now);
+        await rebuildDeltaCrls(storage, now, access);
       } catch (e) {
         e = asCofferError(e);
         if (!(e instanceof CofferError)) throw e;
-        await saveCrlState(storage, { ...(await loadCrlState(storage)), lastError: e.errors.join('; ') });
+        await recordBackgroundFailure(storage, e);
       }
     } else {
       next = next === null ? due : Math.min(next, due);
     }
   }
   return next;
+}
+
+/**
+ * A background build failed: nothing was written (builds write only once everything is signed),
+ * the pending flags still ask for the rebuild, and the error is kept and logged, as no request
+ * is there to answer with it.
+ */
+async function recordBackgroundFailure(storage: Storage, e: CofferError): Promise<void> {
+  const message = e.errors.join('; ');
+  console.error(`PKI: background CRL rebuild failed: ${message}`);
+  await saveCrlState(storage, { ...(await loadCrlState(storage)), lastError: message });
 }
 
 /** The CRL id serving an issuer, or '' when it has none (no key, no CRL-signing issuer in its set). */
@@ -452,9 +468,9 @@ export async function crlIdOf(storage: Storage, issuerId: string): Promise<strin
 export const rebuildWarnings = (problems: string[]): string[] => problems.map((w, i) => `Warning ${i + 1} during CRL rebuild: ${w}`);
 
 /** rebuildCrls for a request: any 4xx during the build becomes Vault's "Error during CRL building". */
-export async function rebuildCrlsOrFail(storage: Storage, now: number, force: boolean): Promise<string[]> {
+export async function rebuildCrlsOrFail(storage: Storage, now: number, force: boolean, access: KeyAccess = LOCAL_ONLY): Promise<string[]> {
   try {
-    return await rebuildCrls(storage, now, force);
+    return await rebuildCrls(storage, now, force, access);
   } catch (e) {
     e = asCofferError(e);
     if (e instanceof CofferError && !(e instanceof CrlBuildError)) throw new CrlBuildError(e.errors.join('; '));
@@ -463,16 +479,16 @@ export async function rebuildCrlsOrFail(storage: Storage, now: number, force: bo
 }
 
 /** crl/rotate: rebuilds the complete CRLs now (forced when issuers changed or a force is pending). */
-export async function rotateCrls(storage: Storage, now: number): Promise<string[]> {
+export async function rotateCrls(storage: Storage, now: number, access: KeyAccess = LOCAL_ONLY): Promise<string[]> {
   const { force } = await staleness(storage, await loadCrlState(storage));
-  return await rebuildCrlsOrFail(storage, now, force);
+  return await rebuildCrlsOrFail(storage, now, force, access);
 }
 
 /** crl/rotate-delta: brings the complete CRLs up to date, then rebuilds the delta CRLs now. */
-export async function rotateDeltaCrls(storage: Storage, now: number): Promise<string[]> {
-  await freshenCrls(storage, now);
+export async function rotateDeltaCrls(storage: Storage, now: number, access: KeyAccess = LOCAL_ONLY): Promise<string[]> {
+  await freshenCrls(storage, now, access);
   try {
-    return await rebuildDeltaCrls(storage, now);
+    return await rebuildDeltaCrls(storage, now, access);
   } catch (e) {
     e = asCofferError(e);
     if (e instanceof CofferError && !(e instanceof CrlBuildError)) throw new CrlBuildError(e.errors.join('; '));

@@ -20,6 +20,7 @@ import { signIntermediatePaths } from './paths/sign-intermediate';
 import { signVerbatimPaths } from './paths/sign-verbatim';
 import { pkiPeriodic } from './tidy';
 import type { ManagedKeyAccess } from '../../managed-keys/access';
+import { backgroundKeyAccess } from './signers';
 import { tidyPaths } from './paths/tidy';
 
 /** Authority information anyone may read (Vault's PKI unauthenticated special paths). */
@@ -60,36 +61,37 @@ const PKI_UNAUTHENTICATED_PATHS = [
 
 /** What the hosting object gives the engine. */
 export interface PkiSettings {
-  /** Managed keys (sys/managed-keys), for root|intermediate|keys/generate/kms. */
+  /** Managed keys (sys/managed-keys): keys made by root|intermediate|keys/generate/kms sign through them. */
   managedKeys?: ManagedKeyAccess;
 }
 
 export function pkiBackend(settings: PkiSettings = {}): Backend {
+  const { managedKeys } = settings;
   return {
     type: 'pki',
     // First match wins: the CRL and OCSP paths come before fetch's catch-all cert/:serial.
     paths: [
-      ...crlPaths(),
-      ...ocspPaths(),
+      ...crlPaths(managedKeys),
+      ...ocspPaths(managedKeys),
       ...fetchPaths(),
-      ...generatePaths(),
+      ...generatePaths(managedKeys),
       ...importPaths(),
       ...issuerPaths(),
-      ...keyPaths(),
+      ...keyPaths(managedKeys),
       ...configPaths(),
       ...crlConfigPaths(),
       ...rolePaths(),
-      ...issuePaths(),
-      ...signVerbatimPaths(),
-      ...signIntermediatePaths(),
-      ...selfIssuedPaths(),
-      ...revokePaths(),
+      ...issuePaths(managedKeys),
+      ...signVerbatimPaths(managedKeys),
+      ...signIntermediatePaths(managedKeys),
+      ...selfIssuedPaths(managedKeys),
+      ...revokePaths(managedKeys),
       ...tidyPaths(),
     ],
     // CRL reads first rebuild a CRL a revocation left stale.
     writingReadPaths: ['crl', 'crl/*', 'cert/crl*', 'cert/delta-crl*', 'cert/unified-crl*', 'cert/unified-delta-crl*', 'unified-crl', 'unified-crl/*', 'issuer/+/crl*', 'issuer/+/unified-crl*'],
     secretTypes: { pki: pkiSecretType },
-    periodic: pkiPeriodic,
+    periodic: (storage, now, mount) => pkiPeriodic(storage, now, backgroundKeyAccess(managedKeys, mount?.mountAllowedManagedKeys)),
     unauthenticatedPaths: PKI_UNAUTHENTICATED_PATHS,
     sudoPaths: ['root', 'root/sign-self-issued'],
   };

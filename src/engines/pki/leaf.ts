@@ -13,6 +13,7 @@ import { applyNotAfterBehavior, checkFormat, issuedData, issuerSigner, signingIs
 import type { NameContext } from './name-policy';
 import { leafNames, type LeafNameRequest } from './request-policy';
 import { notAfterFrom, type RoleEntry } from './role';
+import type { KeyAccess } from './signers';
 import { loadCert } from './store';
 
 /** Request fields every issue/sign path takes (Vault's addNonCACommonFields). */
@@ -102,9 +103,9 @@ export async function nameContext(req: LogicalRequest, role: RoleEntry): Promise
 }
 
 /** The issuer, with Vault's wrapping of "no such issuer" style refusals. */
-export async function fetchIssuer(req: LogicalRequest, ref: string): Promise<SigningIssuer> {
+export async function fetchIssuer(req: LogicalRequest, ref: string, access: KeyAccess): Promise<SigningIssuer> {
   try {
-    return await signingIssuer(req.storage, ref, 'issuing-certificates');
+    return await signingIssuer(req.storage, ref, 'issuing-certificates', access);
   } catch (e) {
     e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) {
@@ -241,7 +242,7 @@ export async function issueLeaf(
       .map((e) => e.der);
   }
 
-  const signer = await issuerSigner(issuer, role.signatureBits, role.usePss);
+  const signer = await issuerSigner(issuer, { signatureBits: role.signatureBits, usePss: role.usePss });
   const issuerSkid = issuer.cert.skid ?? (await subjectKeyId(issuer.cert.spki));
   const der = await buildCertificate(template, { subjectDer: issuer.cert.subjectDer, skid: issuerSkid, signer });
   // What the certificate holds is what the template said (its NotAfter to the second).

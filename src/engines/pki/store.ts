@@ -48,10 +48,15 @@ export interface KeyEntry {
   name: string;
   type: PkiKeyType;
   bits: number;
-  /** PKCS#8 DER, base64. */
+  /** PKCS#8 DER, base64; '' for a managed key. */
   pkcs8: string;
   /** SubjectPublicKeyInfo DER, base64. */
   spki: string;
+  /**
+   * A managed key (*generate/kms): the UUID of its sys/managed-keys entry, resolved at every use.
+   * Nothing else of the entry (its PIN, its configuration) is kept here.
+   */
+  managedKeyId?: string;
 }
 
 export interface CertEntry {

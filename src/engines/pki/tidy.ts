@@ -9,6 +9,7 @@ import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { parsedIssuers, parseStoredCert, signerOf, type IssuerCert } from './certs';
 import { loadCrlConfig } from './crl-config';
 import { crlPeriodic } from './crl-store';
+import type { KeyAccess } from './signers';
 import { colonSerial, markCrlsStale, REVOKED_PREFIX, saveRevoked, type RevokedEntry } from './revoked-store';
 import { CERTS_PREFIX, deleteCert, deleteIssuer, issuersConfig, loadAllIssuers, type CertEntry } from './store';
 
@@ -363,9 +364,9 @@ const earliest = (a: number | null, b: number | null): number | null => (a === n
  * The PKI mount's periodic work (Backend.periodic): tidy first (it may remove revocation entries
  * or issuers), then whatever the CRLs need. Idempotent; returns when to run next.
  */
-export async function pkiPeriodic(storage: Storage, now: number): Promise<number | null> {
+export async function pkiPeriodic(storage: Storage, now: number, access: KeyAccess = { allowed: null }): Promise<number | null> {
   const tidyNext = await tidyPeriodic(storage, now);
-  const crlNext = await crlPeriodic(storage, now);
+  const crlNext = await crlPeriodic(storage, now, access);
   return earliest(tidyNext, crlNext);
 }
 

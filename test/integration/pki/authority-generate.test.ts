@@ -197,11 +197,11 @@ describe('root generation: key sources, formats and key types', () => {
     expect((await ok('GET', `${m2}/config/issuers`)).body.data.default).toBe(d.issuer_id);
   });
 
-  it('kms: managed keys are refused with a clear message, after Vault\'s argument checks', async () => {
+  it('kms: the argument checks, and an unknown managed key (managed-keys.test.ts has the rest)', async () => {
     await nothingWritten(m, async () => {
       await expectRefused(`${m}/root/generate/kms`, { common_name: 'k' }, 'missing argument managed_key_name or managed_key_id');
       await expectRefused(`${m}/root/generate/kms`, { common_name: 'k', managed_key_name: 'a', managed_key_id: 'b' }, 'only one argument of managed_key_name or managed_key_id should be specified');
-      await expectRefused(`${m}/root/generate/kms`, { common_name: 'k', managed_key_name: 'hsm' }, /^managed keys are not supported yet/);
+      await expectRefused(`${m}/root/generate/kms`, { common_name: 'k', managed_key_name: 'hsm' }, 'no managed key found with name "hsm"');
       await expectRefused(`${m}/root/generate/kms`, { common_name: 'k', managed_key_name: 'hsm', key_type: 'ec' }, 'invalid parameter for the kms/existing path parameter, key_type nor key_bits arguments can be set in this mode');
     });
   });
@@ -467,7 +467,7 @@ describe('intermediate/generate', () => {
       await expectRefused(`${m}/intermediate/generate/what`, { common_name: 'x' }, 'the "exported" path parameter must be "internal", "existing", exported" or "kms"');
       await expectRefused(`${m}/intermediate/generate/internal`, { common_name: 'x', format: 'xml' }, 'the "format" path parameter must be "pem", "der", or "pem_bundle"');
       await expectRefused(`${m}/intermediate/generate/internal`, { common_name: 'x', ttl: '1h', not_after: '2030-01-01T00:00:00Z' }, 'Either ttl or not_after should be provided. Both should not be provided in the same request.');
-      await expectRefused(`${m}/intermediate/generate/kms`, { common_name: 'x', managed_key_id: 'abc' }, /^managed keys are not supported yet/);
+      await expectRefused(`${m}/intermediate/generate/kms`, { common_name: 'x', managed_key_id: 'abc' }, 'no managed key found with uuid "abc"');
       await expectRefused(`${m}/intermediate/generate/internal`, { common_name: 'x', key_bits: 1024 }, 'RSA keys < 2048 bits are unsafe and not supported');
     });
   });
@@ -503,7 +503,7 @@ describe('keys/generate', () => {
       await expectRefused(`${m}/keys/generate/internal`, { key_bits: 1000 }, /^Validation for key_type, key_bits failed: /);
       await expectRefused(`${m}/keys/generate/internal`, { key_name: 'k1' }, 'key name already in use');
       await expectRefused(`${m}/keys/generate/kms`, {}, 'missing argument managed_key_name or managed_key_id');
-      await expectRefused(`${m}/keys/generate/kms`, { managed_key_name: 'hsm' }, /^managed keys are not supported yet/);
+      await expectRefused(`${m}/keys/generate/kms`, { managed_key_name: 'hsm' }, 'no managed key found with name "hsm"');
     });
     expect((await call('POST', `${m}/keys/generate/existing`, {})).status).toBe(404);
   });

@@ -16,7 +16,9 @@ import { signingIssuer, type SigningIssuer } from '../authority';
 import { crlIdOf, crlSigner, freshenCrls, readCrl, rebuildWarnings, rotateCrls, rotateDeltaCrls, type CrlKind } from '../crl-store';
 import { loadCrlConfig } from '../crl-config';
 import { httpDate, notModifiedSince } from '../not-modified';
+import { requestKeyAccess, type KeyAccess } from '../signers';
 import { findIssuer, resolveIssuerRef, type IssuerEntry } from '../store';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 
 const DER_TYPE = 'application/pkix-crl';
 const PEM_TYPE = 'application/x-pem-file';
@@ -32,9 +34,9 @@ interface CrlRequest {
 
 const emptyRaw = (contentType: string): LogicalResponse => ({ raw: { status: 200, body: '', contentType } });
 
-async function serveCrl(req: LogicalRequest, r: CrlRequest): Promise<LogicalResponse> {
+async function serveCrl(req: LogicalRequest, r: CrlRequest, access: KeyAccess): Promise<LogicalResponse> {
   const now = Date.now();
-  await freshenCrls(req.storage, now);
+  await freshenCrls(req.storage, now, access);
   const contentType = r.form === 'der' ? DER_TYPE : r.form === 'pem' ? PEM_TYPE : 'application/json';
   const legacy = r.issuerRef === null;
 
@@ -88,7 +90,7 @@ interface SignParams {
 }
 
 /** The parameters both signing paths share, checked in Vault's order with its messages. */
-async function signParams(req: LogicalRequest, f: FieldData): Promise<SignParams> {
+async function signParams(req: LogicalRequest, f: FieldData, access: KeyAccess): Promise<SignParams> {
   const format = f.get<string>('format').toLowerCase();
   if (format !== 'pem' && format !== 'der') throw badRequest(`unknown format value of ${f.get<string>('format')}`);
   let nextUpdate: number;
@@ -106,7 +108,7 @@ async function signParams(req: LogicalRequest, f: FieldData): Promise<SignParams
   if (ref === '') throw badRequest('issuer_ref parameter cannot be blank');
   let issuer: SigningIssuer;
   try {
-    issuer = await signingIssuer(req.storage, ref, 'crl-signing');
+    issuer = await signingIssuer(req.storage, ref, 'crl-signing', access);
   } catch (e) {
     e = asCofferError(e);
     if (e instanceof CofferError) throw badRequest(`failed to resolve issuer issuer_ref: ${e.errors.join('; ')}`);
@@ -121,7 +123,7 @@ async function signList(req: LogicalRequest, p: SignParams, entries: CrlEntry[],
     {
       issuerDer: p.issuer.cert.subjectDer,
       issuerSkid: p.issuer.cert.skid ?? (await subjectKeyId(p.issuer.cert.spki)),
-      signer: await crlSigner(req.storage, p.issuer.entry),
+      signer: await crlSigner(req.storage, p.issuer.entry, p.issuer.access),
       thisUpdate: new Date(now),
       nextUpdate: new Date(now + p.nextUpdate * 1000),
       number: BigInt(p.number),
@@ -133,8 +135,8 @@ async function signList(req: LogicalRequest, p: SignParams, entries: CrlEntry[],
 }
 
 /** Combines CRLs the issuer signed (e.g. from several clusters) into one, re-signed. */
-async function resignCrls(req: LogicalRequest, f: FieldData): Promise<LogicalResponse> {
-  const p = await signParams(req, f);
+async function resignCrls(req: LogicalRequest, f: FieldData, access: KeyAccess): Promise<LogicalResponse> {
+  const p = await signParams(req, f, access);
   const crls: ParsedCrl[] = f.get<string[]>('crls').map((text, i) => {
     const blocks = pemBlocks(text);
     if (blocks.length !== 1 || !text.trim().endsWith('-----')) throw badRequest(`failed decoding crl ${i}: invalid crl; should be one PEM block only`);
@@ -186,8 +188,8 @@ function listTime(raw: unknown, i: number): Date {
 const nonEmpty = (v: unknown): boolean => v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
 
 /** Signs a CRL holding exactly the given entries. */
-async function signRevocationList(req: LogicalRequest, f: FieldData): Promise<LogicalResponse> {
-  const p = await signParams(req, f);
+async function signRevocationList(req: LogicalRequest, f: FieldData, access: KeyAccess): Promise<LogicalResponse> {
+  const p = await signParams(req, f, access);
   const raw = f.get<unknown>('revoked_certs') ?? [];
   if (!Array.isArray(raw)) throw badRequest('revoked_certs must be a list of objects');
   const entries: CrlEntry[] = [];
@@ -219,7 +221,8 @@ const SIGN_FIELDS = {
   format: { type: 'string', description: 'pem, or der (base64)', default: 'pem' },
 } as const;
 
-export function crlPaths(): PathDef[] {
+export function crlPaths(managedKeys?: ManagedKeyAccess): PathDef[] {
+  const access = (req: LogicalRequest): KeyAccess => requestKeyAccess(managedKeys, req);
   const issuerRef = { type: 'string', description: 'Issuer id, name or "default"', required: true } as const;
   return [
     {
@@ -228,7 +231,7 @@ export function crlPaths(): PathDef[] {
       operations: {
         read: async (req) => {
           const g = groups(LEGACY_RAW, req.path);
-          return await serveCrl(req, { issuerRef: null, kind: g.delta ? 'delta' : 'complete', form: g.pem ? 'pem' : 'der' });
+          return await serveCrl(req, { issuerRef: null, kind: g.delta ? 'delta' : 'complete', form: g.pem ? 'pem' : 'der' }, access(req));
         },
       },
     },
@@ -239,7 +242,7 @@ export function crlPaths(): PathDef[] {
         read: async (req) => {
           const g = groups(LEGACY_JSON, req.path);
           const form: Form = g.pem ? 'pem' : g.raw ? 'der' : 'json';
-          return await serveCrl(req, { issuerRef: null, kind: g.which?.includes('delta') ? 'delta' : 'complete', form });
+          return await serveCrl(req, { issuerRef: null, kind: g.which?.includes('delta') ? 'delta' : 'complete', form }, access(req));
         },
       },
     },
@@ -251,7 +254,7 @@ export function crlPaths(): PathDef[] {
         read: async (req, f) => {
           const g = groups(ISSUER_CRL, req.path);
           const form: Form = g.form === '/der' ? 'der' : g.form === '/pem' ? 'pem' : 'json';
-          return await serveCrl(req, { issuerRef: f.get<string>('issuer_ref'), kind: g.delta ? 'delta' : 'complete', form });
+          return await serveCrl(req, { issuerRef: f.get<string>('issuer_ref'), kind: g.delta ? 'delta' : 'complete', form }, access(req));
         },
       },
     },
@@ -259,7 +262,7 @@ export function crlPaths(): PathDef[] {
       pattern: `issuer/${nameRegex('issuer_ref')}/resign-crls`,
       fields: { ...SIGN_FIELDS, crls: { type: 'string-list', description: 'PEM CRLs signed by the issuer, to combine' } },
       summary: 'Combine CRLs signed by the issuer into one, re-signed.',
-      operations: { update: resignCrls },
+      operations: { update: (req, f) => resignCrls(req, f, access(req)) },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/sign-revocation-list`,
@@ -269,14 +272,14 @@ export function crlPaths(): PathDef[] {
         extensions: { type: 'any', description: 'CRL extensions (not supported)' },
       },
       summary: 'Sign a CRL with the given entries.',
-      operations: { update: signRevocationList },
+      operations: { update: (req, f) => signRevocationList(req, f, access(req)) },
     },
     {
       pattern: 'crl/rotate',
       summary: 'Rebuild the complete CRLs now.',
       operations: {
         read: async (req) => {
-          const warnings = rebuildWarnings(await rotateCrls(req.storage, Date.now()));
+          const warnings = rebuildWarnings(await rotateCrls(req.storage, Date.now(), access(req)));
           return { data: { success: true }, ...(warnings.length ? { warnings } : {}) };
         },
       },
@@ -287,7 +290,7 @@ export function crlPaths(): PathDef[] {
       operations: {
         read: async (req) => {
           const enabled = (await loadCrlConfig(req.storage)).enableDelta;
-          const warnings = rebuildWarnings(await rotateDeltaCrls(req.storage, Date.now()));
+          const warnings = rebuildWarnings(await rotateDeltaCrls(req.storage, Date.now(), access(req)));
           if (!enabled) warnings.push('requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op');
           return { data: { success: true }, ...(warnings.length ? { warnings } : {}) };
         },

@@ -2,12 +2,13 @@
 // issuers/generate/root/:type and root/rotate/:type, intermediate/generate/:type with
 // issuers/generate/intermediate/:type and intermediate/cross-sign (existing key), and
 // keys/generate/:type. :type is internal, exported (the private key is returned once), existing
-// (key_ref names a key of the mount) or kms (managed keys: refused for now). Also the request
-// handling a CA certificate shares with sign-intermediate: names, validity, path length, usages.
+// (key_ref names a key of the mount) or kms (a managed key: kms.ts; it signs at its HSM and is
+// never returned). Also the request handling a CA certificate shares with sign-intermediate:
+// names, validity, path length, usages.
 
 import { buildCertificate, parseCertificate, type CertTemplate, type ParsedCert } from '../../../crypto/pki/certificate';
 import { buildCsr } from '../../../crypto/pki/csr';
-import { encodePrivateKey, generateKey, resolveKeyBits, signerFor, subjectKeyId, type PkiKey } from '../../../crypto/pki/keys';
+import { encodePrivateKey, generateKey, resolveKeyBits, signerFor, subjectKeyId, type PkiKey, type Signer } from '../../../crypto/pki/keys';
 import { randomSerial } from '../../../crypto/pki/serial';
 import { toBase64 } from '../../../crypto/encoding';
 import { toPem } from '../../../crypto/pem';
@@ -15,9 +16,9 @@ import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } fr
 import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
-import { checkFormat, keyFromEntry, storeIssued, type CertFormat } from '../authority';
+import { checkFormat, storeIssued, type CertFormat } from '../authority';
 import { aiaEmpty, NO_AIA_WARNING, setDefaultIssuer, templateAia } from './config';
-import { importIssuer, importKey } from './import';
+import { importIssuer, importKey, importManagedKey } from './import';
 import { requestedKeyName } from './keys';
 import { nameRequest } from '../leaf';
 import { leafNames, type LeafNames } from '../request-policy';
@@ -25,6 +26,10 @@ import { markCrlsStale } from '../revoked-store';
 import { notAfterFrom, permissiveRole, type RoleEntry } from '../role';
 import { checkIssuerName, emptyAia, findIssuer, issuersConfig, resolveKeyRef, saveIssuer, urlsConfig, type AiaUrls } from '../store';
 import type { ParsedCsr } from '../../../crypto/pki/csr';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
+import { requestedManagedKey, type ManagedKeyMaterial } from '../kms';
+import { entrySpki, isManaged, keyFromEntry, keySigner, publicOnly, requestKeyAccess, type KeyAccess } from '../signers';
+import type { KeyEntry } from '../store';
 
 const NAME_RE = /^\w(?:[\w.-]*\w)?$/;
 
@@ -147,15 +152,6 @@ function keySource(raw: string): KeySource {
   throw badRequest('the "exported" path parameter must be "internal", "existing", exported" or "kms"');
 }
 
-/** managed_key_name / managed_key_id checks, then the refusal: managed keys are not available here. */
-function refuseManagedKey(f: FieldData): never {
-  const name = f.get<string>('managed_key_name').trim();
-  const id = f.get<string>('managed_key_id').trim();
-  if (!name && !id) throw badRequest('missing argument managed_key_name or managed_key_id');
-  if (name && id) throw badRequest('only one argument of managed_key_name or managed_key_id should be specified');
-  throw badRequest('managed keys are not supported yet: the "kms" type cannot be used on this server');
-}
-
 /** The RSA key size a CA or key generation request makes (none: not RSA, not new, or invalid). */
 async function newRsaKeyBits(_req: LogicalRequest, f: FieldData): Promise<number[]> {
   const source = f.get<string>('type');
@@ -168,20 +164,48 @@ async function newRsaKeyBits(_req: LogicalRequest, f: FieldData): Promise<number
   }
 }
 
-/** The key a CA request signs with: new (internal/exported) or one of the mount's (existing). */
-async function requestKey(req: LogicalRequest, f: FieldData, source: KeySource): Promise<PkiKey> {
-  const storage = req.storage;
+/**
+ * The key a CA request signs with: a new local one (internal/exported), one of the mount's
+ * (existing: local or managed) or a managed key (kms).
+ */
+interface CaKey {
+  /** A local key, or a managed key's public half (its private half is in the HSM). */
+  key: PkiKey;
+  signer(signatureBits: number, usePss: boolean): Promise<Signer>;
+  /** Records it among the mount's keys (an existing key is found again, not copied). */
+  save(storage: Storage, name: string): Promise<KeyEntry>;
+}
+
+const localCaKey = (key: PkiKey): CaKey => ({
+  key,
+  signer: (signatureBits, usePss) => signerFor(key, signatureBits, usePss),
+  save: async (storage, name) => (await importKey(storage, key, name)).entry,
+});
+
+function managedCaKey(access: KeyAccess, m: ManagedKeyMaterial): CaKey {
+  // Not stored yet: the entry the signer needs is the one save would write.
+  const pending: KeyEntry = { id: '(new)', name: '', type: m.type, bits: m.bits, pkcs8: '', spki: toBase64(m.spki), managedKeyId: m.managedKeyId };
+  return {
+    key: publicOnly(m.type, m.bits, m.spki),
+    signer: (signatureBits, usePss) => keySigner(access, pending, { signatureBits, usePss }),
+    save: async (storage, name) => (await importManagedKey(storage, m, name)).entry,
+  };
+}
+
+const KMS_EXISTING_KEY_PARAMS = 'invalid parameter for the kms/existing path parameter, key_type nor key_bits arguments can be set in this mode';
+
+async function requestKey(req: LogicalRequest, f: FieldData, source: KeySource, access: KeyAccess): Promise<CaKey> {
   if (source === 'internal' || source === 'exported') {
     const { type, bits } = resolveKeyBits(f.get<string>('key_type'), f.get<number>('key_bits'));
-    return await generateKey(type, bits, req.rsaPairs);
+    return localCaKey(await generateKey(type, bits, req.rsaPairs));
   }
-  if ('key_type' in f.raw || 'key_bits' in f.raw) {
-    throw badRequest('invalid parameter for the kms/existing path parameter, key_type nor key_bits arguments can be set in this mode');
-  }
-  if (source === 'kms') refuseManagedKey(f);
+  if ('key_type' in f.raw || 'key_bits' in f.raw) throw badRequest(KMS_EXISTING_KEY_PARAMS);
+  if (source === 'kms') return managedCaKey(access, await requestedManagedKey(access, f));
   const ref = f.get<string>('key_ref').trim();
   if (ref === '') throw badRequest('missing argument key_ref for existing type');
-  return keyFromEntry(await resolveKeyRef(storage, ref.toLowerCase() === 'default' ? 'default' : ref));
+  const entry = await resolveKeyRef(req.storage, ref.toLowerCase() === 'default' ? 'default' : ref);
+  if (!isManaged(entry)) return localCaKey(keyFromEntry(entry));
+  return managedCaKey(access, { managedKeyId: entry.managedKeyId!, type: entry.type, bits: entry.bits, spki: entrySpki(entry) });
 }
 
 /** issuer_name of a new issuer: absent → '' (root/rotate: "next" when free). */
@@ -226,7 +250,7 @@ async function rootAia(storage: Storage, warnings: string[]): Promise<AiaUrls> {
 
 // ---- root ----
 
-async function generateRoot(req: LogicalRequest, f: FieldData, rotate: boolean): Promise<LogicalResponse> {
+async function generateRoot(req: LogicalRequest, f: FieldData, rotate: boolean, access: KeyAccess): Promise<LogicalResponse> {
   const source = keySource(f.get<string>('type'));
   const format = checkFormat(f.get<string>('format'));
   const maxPathLength = f.get<number>('max_path_length');
@@ -236,8 +260,9 @@ async function generateRoot(req: LogicalRequest, f: FieldData, rotate: boolean):
   const later: string[] = []; // generateCert's warnings, which Vault lists last
   const names = caNames(f);
   const { notBefore, notAfter } = requestedValidity(req, f, later);
-  const key = await requestKey(req, f, source);
-  const signer = await signerFor(key, f.get<number>('signature_bits'), f.get<boolean>('use_pss'));
+  const caKey = await requestKey(req, f, source, access);
+  const key = caKey.key;
+  const signer = await caKey.signer(f.get<number>('signature_bits'), f.get<boolean>('use_pss'));
   const aia = await rootAia(req.storage, later);
 
   const template: CertTemplate = {
@@ -262,7 +287,7 @@ async function generateRoot(req: LogicalRequest, f: FieldData, rotate: boolean):
   };
   const cert = parseCertificate(await buildCertificate(template, { subjectDer: null, skid: await subjectKeyId(key.spki), signer }));
 
-  const keyEntry = (await importKey(req.storage, key, keyName)).entry;
+  const keyEntry = await caKey.save(req.storage, keyName);
   const issuer = (await importIssuer(req.storage, cert, issuerName)).entry;
   // A fresh root's own signature algorithm is the one its CRLs use.
   await saveIssuer(req.storage, { ...issuer, revocationSignatureAlgorithm: cert.signatureGoName, lastModified: Date.now() });
@@ -303,14 +328,15 @@ async function generateRoot(req: LogicalRequest, f: FieldData, rotate: boolean):
 
 // ---- intermediate CSR ----
 
-async function generateIntermediate(req: LogicalRequest, f: FieldData, source: KeySource): Promise<LogicalResponse> {
+async function generateIntermediate(req: LogicalRequest, f: FieldData, source: KeySource, access: KeyAccess): Promise<LogicalResponse> {
   const format = checkFormat(f.get<string>('format'));
   const keyName = await requestedKeyName(req.storage, f);
   const names = caNames(f);
   requestedValidity(req, f, []); // refuses ttl together with not_after, as Vault does here too
-  const key = await requestKey(req, f, source);
+  const caKey = await requestKey(req, f, source, access);
+  const key = caKey.key;
   // CSRs are never PSS-signed (Go cannot), whatever use_pss says.
-  const signer = await signerFor(key, f.get<number>('signature_bits'), false);
+  const signer = await caKey.signer(f.get<number>('signature_bits'), false);
   const csrDer = await buildCsr(
     {
       subject: names.subject,
@@ -321,7 +347,7 @@ async function generateIntermediate(req: LogicalRequest, f: FieldData, source: K
     key,
     signer,
   );
-  const keyEntry = (await importKey(req.storage, key, keyName)).entry;
+  const keyEntry = await caKey.save(req.storage, keyName);
 
   const warnings: string[] = [];
   const global = await urlsConfig(req.storage);
@@ -347,10 +373,14 @@ async function generateIntermediate(req: LogicalRequest, f: FieldData, source: K
 
 // ---- bare keys ----
 
-async function generateBareKey(req: LogicalRequest, f: FieldData): Promise<LogicalResponse> {
+async function generateBareKey(req: LogicalRequest, f: FieldData, access: KeyAccess): Promise<LogicalResponse> {
   const source = f.get<string>('type') as KeySource;
   const keyName = await requestedKeyName(req.storage, f);
-  if (source === 'kms') refuseManagedKey(f);
+  if (source === 'kms') {
+    if ('key_type' in f.raw || 'key_bits' in f.raw) throw badRequest(KMS_EXISTING_KEY_PARAMS);
+    const { entry } = await importManagedKey(req.storage, await requestedManagedKey(access, f), keyName);
+    return { data: { key_id: entry.id, key_name: entry.name, key_type: entry.type } };
+  }
   let key: PkiKey;
   try {
     const { type, bits } = resolveKeyBits(f.get<string>('key_type'), f.get<number>('key_bits'));
@@ -368,7 +398,7 @@ async function generateBareKey(req: LogicalRequest, f: FieldData): Promise<Logic
 
 // ---- paths ----
 
-export function generatePaths(): PathDef[] {
+export function generatePaths(managedKeys?: ManagedKeyAccess): PathDef[] {
   const type = { type: 'string', description: 'internal, exported, existing or kms' } as const;
   const rootFields: FieldSchemas = {
     type,
@@ -383,10 +413,11 @@ export function generatePaths(): PathDef[] {
     ...KEY_GEN_FIELDS,
     add_basic_constraints: { type: 'bool', description: 'Put CA:TRUE basic constraints in the CSR' },
   };
-  const root = (rotate: boolean) => (req: LogicalRequest, f: FieldData) => generateRoot(req, f, rotate);
+  const root = (rotate: boolean) => (req: LogicalRequest, f: FieldData) => generateRoot(req, f, rotate, requestKeyAccess(managedKeys, req));
   // A new key of the request's type: an RSA one is made outside the mount's object.
   const rsaKeysNeeded = newRsaKeyBits;
-  const intermediate = (req: LogicalRequest, f: FieldData) => generateIntermediate(req, f, keySource(f.get<string>('type')));
+  const intermediate = (req: LogicalRequest, f: FieldData) =>
+    generateIntermediate(req, f, keySource(f.get<string>('type')), requestKeyAccess(managedKeys, req));
   return [
     {
       pattern: `root/generate/${nameRegex('type')}`,
@@ -427,7 +458,7 @@ export function generatePaths(): PathDef[] {
       pattern: 'intermediate/cross-sign',
       fields: intermediateFields,
       summary: 'A CSR for an existing key (cross-signing).',
-      operations: { update: (req, f) => generateIntermediate(req, f, 'existing') },
+      operations: { update: (req, f) => generateIntermediate(req, f, 'existing', requestKeyAccess(managedKeys, req)) },
     },
     {
       pattern: 'keys/generate/(?<type>internal|exported|kms)',
@@ -441,7 +472,7 @@ export function generatePaths(): PathDef[] {
       },
       summary: 'Generate a key (no certificate).',
       rsaKeysNeeded,
-      operations: { update: generateBareKey },
+      operations: { update: (req, f) => generateBareKey(req, f, requestKeyAccess(managedKeys, req)) },
     },
   ];
 }

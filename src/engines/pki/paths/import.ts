@@ -5,7 +5,7 @@
 // key matching its certificate. The first issuer with a key (and the first key) become defaults.
 
 import { parseCertificate, type ParsedCert } from '../../../crypto/pki/certificate';
-import { parsePrivateKeyPem, sameKey, type PkiKey } from '../../../crypto/pki/keys';
+import { parsePrivateKeyPem, type PkiKey } from '../../../crypto/pki/keys';
 import { fromBase64, toBase64 } from '../../../crypto/encoding';
 import { pemMatches, toPem } from '../../../crypto/pem';
 import { randomUUID } from '../../../crypto/random';
@@ -13,7 +13,8 @@ import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framewor
 import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
-import { keyFromEntry } from '../authority';
+import type { ManagedKeyMaterial } from '../kms';
+import { entrySpki, samePublicKey } from '../signers';
 import { aiaEmpty, hasDefaultIssuer, NO_AIA_WARNING, setDefaultIssuer } from './config';
 import { markCrlsStale } from '../revoked-store';
 import {
@@ -62,19 +63,27 @@ export const TOO_SHORT = 'provided data for import was too short; perhaps a path
 
 const hasUsage = (cert: ParsedCert, usage: string): boolean => cert.keyUsage.some((u) => u.toLowerCase() === usage.toLowerCase());
 
-/** Stores `key` unless a key with the same public key exists; links key-less issuers to it. */
-export async function importKey(storage: Storage, key: PkiKey, name: string): Promise<{ entry: KeyEntry; existing: boolean }> {
+/** Stores a local key unless a key with the same public key exists; links key-less issuers to it. */
+export const importKey = (storage: Storage, key: PkiKey, name: string): Promise<{ entry: KeyEntry; existing: boolean }> =>
+  storeKey(storage, { type: key.type, bits: key.bits, pkcs8: toBase64(key.pkcs8), spki: toBase64(key.spki) }, name);
+
+/** importKey for a managed key: only its UUID and public half are kept. */
+export const importManagedKey = (storage: Storage, m: ManagedKeyMaterial, name: string): Promise<{ entry: KeyEntry; existing: boolean }> =>
+  storeKey(storage, { type: m.type, bits: m.bits, pkcs8: '', spki: toBase64(m.spki), managedKeyId: m.managedKeyId }, name);
+
+async function storeKey(storage: Storage, fields: Omit<KeyEntry, 'id' | 'name'>, name: string): Promise<{ entry: KeyEntry; existing: boolean }> {
+  const spki = fromBase64(fields.spki) ?? new Uint8Array(0);
   const known = await loadAllKeys(storage);
   for (const k of known) {
-    if (sameKey(key, fromBase64(k.spki) ?? new Uint8Array(0))) return { entry: k, existing: true };
+    if (samePublicKey(spki, entrySpki(k))) return { entry: k, existing: true };
   }
   if (name && known.some((k) => k.name === name)) throw badRequest(`an existing key is using the requested key name value: ${name}`);
-  const entry: KeyEntry = { id: randomUUID(), name, type: key.type, bits: key.bits, pkcs8: toBase64(key.pkcs8), spki: toBase64(key.spki) };
+  const entry: KeyEntry = { id: randomUUID(), name, ...fields };
   await saveKey(storage, entry);
 
   let haveDefault = await hasDefaultIssuer(storage);
   for (const issuer of await loadAllIssuers(storage)) {
-    if (issuer.keyId || !sameKey(key, parseCertificate(issuer.certificate).spki)) continue;
+    if (issuer.keyId || !samePublicKey(spki, parseCertificate(issuer.certificate).spki)) continue;
     await saveIssuer(storage, { ...issuer, keyId: entry.id, lastModified: Date.now() });
     if (!haveDefault) {
       await setDefaultIssuer(storage, issuer.id);
@@ -97,7 +106,7 @@ export async function importIssuer(storage: Storage, cert: ParsedCert, name: str
   if (name && known.some((e) => e.name === name)) throw badRequest(`another issuer is using the requested name: ${name}`);
   let keyId = '';
   for (const k of await loadAllKeys(storage)) {
-    if (sameKey(keyFromEntry(k), cert.spki)) {
+    if (samePublicKey(entrySpki(k), cert.spki)) {
       keyId = k.id;
       break;
     }

@@ -9,6 +9,8 @@ import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import { checkFormat } from '../authority';
 import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS, ROLE_PATH_FIELD } from '../leaf';
 import { loadRole, type RoleEntry } from '../role';
+import { requestKeyAccess } from '../signers';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 
 // An issue reads its role twice (which key it will make, then the issue itself): once from storage.
 const rolesRead = new WeakMap<LogicalRequest, Map<string, RoleEntry | null>>();
@@ -31,7 +33,7 @@ export async function namedRole(req: LogicalRequest, name: string): Promise<Role
 const issuerRefFor = (f: FieldData, role: RoleEntry): string =>
   f.has('issuer_ref') ? f.get<string>('issuer_ref') : role.issuerRef || 'default';
 
-async function issue(req: LogicalRequest, f: FieldData) {
+async function issue(managedKeys: ManagedKeyAccess | undefined, req: LogicalRequest, f: FieldData) {
   let role = await namedRole(req, f.get<string>('role'));
   const warnings: string[] = [];
   const typeGiven = f.has('key_type');
@@ -42,17 +44,17 @@ async function issue(req: LogicalRequest, f: FieldData) {
     warnings.push('parameters key_type and key_bits ignored as role had specific values');
   }
   checkFormat(f.get<string>('format'));
-  const issuer = await fetchIssuer(req, issuerRefFor(f, role));
+  const issuer = await fetchIssuer(req, issuerRefFor(f, role), requestKeyAccess(managedKeys, req));
   if (role.keyType === 'rsa' && role.keyBits < 2048) throw badRequest('RSA keys < 2048 bits are unsafe and not supported');
   const { response } = await issueLeaf(req, f, role, issuer, { kind: 'issue', keyType: role.keyType as PkiKeyType, keyBits: role.keyBits });
   if (warnings.length > 0) response.warnings = [...(response.warnings ?? []), ...warnings];
   return response;
 }
 
-async function sign(req: LogicalRequest, f: FieldData) {
+async function sign(managedKeys: ManagedKeyAccess | undefined, req: LogicalRequest, f: FieldData) {
   const role = await namedRole(req, f.get<string>('role'));
   checkFormat(f.get<string>('format'));
-  const issuer = await fetchIssuer(req, issuerRefFor(f, role));
+  const issuer = await fetchIssuer(req, issuerRefFor(f, role), requestKeyAccess(managedKeys, req));
   const csr = await parseCsr(f.get<string>('csr'));
   checkCsrKey(role, csr);
   const { response } = await issueLeaf(req, f, role, issuer, { kind: 'sign', csr });
@@ -77,33 +79,35 @@ async function issueRsaKeyBits(req: LogicalRequest, f: FieldData): Promise<numbe
   }
 }
 
-export function issuePaths(): PathDef[] {
+export function issuePaths(managedKeys?: ManagedKeyAccess): PathDef[] {
+  const issueOp = (req: LogicalRequest, f: FieldData) => issue(managedKeys, req, f);
+  const signOp = (req: LogicalRequest, f: FieldData) => sign(managedKeys, req, f);
   return [
     {
       pattern: `issue/${nameRegex('role')}`,
       fields: { role: ROLE_PATH_FIELD, ...ISSUE_FIELDS },
       rsaKeysNeeded: issueRsaKeyBits,
       summary: 'Issue a certificate and private key under a role.',
-      operations: { update: issue },
+      operations: { update: issueOp },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/issue/${nameRegex('role')}`,
       fields: { role: ROLE_PATH_FIELD, issuer_ref: ISSUER_REF_FIELD, ...ISSUE_FIELDS },
       rsaKeysNeeded: issueRsaKeyBits,
       summary: 'Issue a certificate and private key under a role, from the named issuer.',
-      operations: { update: issue },
+      operations: { update: issueOp },
     },
     {
       pattern: `sign/${nameRegex('role')}`,
       fields: { role: ROLE_PATH_FIELD, ...SIGN_FIELDS },
       summary: 'Sign a CSR under a role.',
-      operations: { update: sign },
+      operations: { update: signOp },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/sign/${nameRegex('role')}`,
       fields: { role: ROLE_PATH_FIELD, issuer_ref: ISSUER_REF_FIELD, ...SIGN_FIELDS },
       summary: 'Sign a CSR under a role, with the named issuer.',
-      operations: { update: sign },
+      operations: { update: signOp },
     },
   ];
 }

@@ -7,7 +7,8 @@ import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } fr
 import { badRequest, notFound } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
-import { caChain, keyFromEntry } from '../authority';
+import { caChain } from '../authority';
+import { isManaged, keyFromEntry } from '../signers';
 import { AIA_LISTS, aiaEmpty, checkAiaUrls, templatingWarning } from './config';
 import { markCrlsStale } from '../revoked-store';
 import { listRoles, loadRole } from '../role';
@@ -113,10 +114,11 @@ async function parseRevocationAlgorithm(storage: Storage, e: IssuerEntry, cert: 
   const name = GO_SIGNATURE_ALGORITHMS.find((n) => n.toLowerCase() === v.toLowerCase());
   if (!name) throw badRequest(`Unknown signature algorithm value: ${v} - valid values are ${GO_SIGNATURE_ALGORITHMS.join(', ')}`);
   const key = e.keyId ? await loadKey(storage, e.keyId) : null;
-  if (key) {
+  if (key && !isManaged(key)) {
     await signerForGoName(keyFromEntry(key), name);
   } else {
-    const { type } = publicKeyInfo(cert.spki);
+    // No key here to try (none, or in an HSM): the key type decides.
+    const type = key ? key.type : publicKeyInfo(cert.spki).type;
     if (!FAMILY[type].test(name)) throw badRequest(`signature algorithm ${name} cannot be used with a key of type ${type}`);
   }
   return name;

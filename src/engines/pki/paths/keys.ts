@@ -1,13 +1,16 @@
 // The mount's issuer keys (reference §1.7): LIST keys, key/:key_ref (read, rename, delete) and
-// keys/import. Private key material is never returned after creation.
+// keys/import. Private key material is never returned after creation (a managed key's never is).
+// Deleting a managed key here only forgets it: the HSM key stays.
 
 import { parsePrivateKeyPem, subjectKeyId } from '../../../crypto/pki/keys';
-import { fromBase64, toHex } from '../../../crypto/encoding';
-import { nameRegex, type LogicalRequest, type PathDef } from '../../../framework/backend';
+import { toHex } from '../../../crypto/encoding';
+import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
 import { badRequest, notFound } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
 import type { Storage } from '../../../framework/storage';
 import { importKey, pemItems, TOO_SHORT } from './import';
+import { entrySpki, managedKeyName, requestKeyAccess, type KeyAccess } from '../signers';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 import {
   checkKeyName,
   deleteKey,
@@ -31,13 +34,20 @@ const keyRef = (f: FieldData): string => {
 /** Colon-separated lowercase hex, as Vault prints key identifiers. */
 export const colonHex = (b: Uint8Array): string => toHex(b).match(/../g)?.join(':') ?? '';
 
-export async function keyView(e: KeyEntry): Promise<Record<string, unknown>> {
-  return {
+/** A key as reads show it; a managed key also names its managed key (by its current name). */
+export async function keyView(access: KeyAccess, e: KeyEntry): Promise<LogicalResponse> {
+  const data: Record<string, unknown> = {
     key_id: e.id,
     key_name: e.name,
     key_type: e.type,
-    subject_key_id: colonHex(await subjectKeyId(fromBase64(e.spki) ?? new Uint8Array(0))),
+    subject_key_id: colonHex(await subjectKeyId(entrySpki(e))),
   };
+  if (!e.managedKeyId) return { data };
+  const name = await managedKeyName(access, e);
+  data.managed_key_id = e.managedKeyId;
+  data.managed_key_name = name ?? '';
+  if (name !== null) return { data };
+  return { data, warnings: [`managed key ${e.managedKeyId} cannot be found or is not allowed on this mount: this key cannot sign until it is`] };
 }
 
 /**
@@ -62,7 +72,7 @@ async function listKeys(req: LogicalRequest) {
   return { data: { keys: keys.map((k) => k.id), key_info: keyInfo } };
 }
 
-async function renameKey(req: LogicalRequest, f: FieldData) {
+async function renameKey(req: LogicalRequest, f: FieldData, access: KeyAccess) {
   const key = await resolveKeyRef(req.storage, keyRef(f));
   const name = f.get<string>('key_name').trim();
   if (name !== '' && !NAME_RE.test(name)) throw badRequest('new key name outside of valid character limits');
@@ -70,8 +80,10 @@ async function renameKey(req: LogicalRequest, f: FieldData) {
   await checkKeyName(req.storage, name, key.id);
   const next = { ...key, name };
   if (name !== key.name) await saveKey(req.storage, next);
-  const warnings = name === '' ? [`Name successfully deleted, you will now need to reference this key by it's Id: ${key.id}`] : [];
-  return { data: await keyView(next), ...(warnings.length ? { warnings } : {}) };
+  const view = await keyView(access, next);
+  const warnings = [...(view.warnings ?? [])];
+  if (name === '') warnings.push(`Name successfully deleted, you will now need to reference this key by it's Id: ${key.id}`);
+  return { data: view.data, ...(warnings.length ? { warnings } : {}) };
 }
 
 async function removeKey(req: LogicalRequest, f: FieldData) {
@@ -104,7 +116,7 @@ async function importOneKey(req: LogicalRequest, f: FieldData) {
   };
 }
 
-export function keyPaths(): PathDef[] {
+export function keyPaths(managedKeys?: ManagedKeyAccess): PathDef[] {
   return [
     {
       pattern: 'keys/?',
@@ -119,8 +131,8 @@ export function keyPaths(): PathDef[] {
       },
       summary: 'Read, rename or delete a key.',
       operations: {
-        read: async (req, f) => ({ data: await keyView(await resolveKeyRef(req.storage, keyRef(f))) }),
-        update: renameKey,
+        read: async (req, f) => await keyView(requestKeyAccess(managedKeys, req), await resolveKeyRef(req.storage, keyRef(f))),
+        update: (req, f) => renameKey(req, f, requestKeyAccess(managedKeys, req)),
         delete: removeKey,
       },
     },

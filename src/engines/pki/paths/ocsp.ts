@@ -4,15 +4,15 @@
 // issuer allowed to sign), 500 internalError. Responses are signed by the issuer itself.
 
 import { buildOcspResponse, certIdMatches, ocspErrorResponse, parseOcspRequest, responderKeyHash, type OcspCertId } from '../../../crypto/pki/ocsp';
-import { signerFor, signerForGoName } from '../../../crypto/pki/keys';
 import { fromBase64 } from '../../../crypto/encoding';
 import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
 import type { FieldData } from '../../../framework/fields';
-import { keyFromEntry } from '../authority';
 import { parsedIssuers, type IssuerCert } from '../certs';
 import { crlDurations, loadCrlConfig } from '../crl-config';
 import { loadRevoked } from '../revoked-store';
+import { keySigner, requestKeyAccess, type KeyAccess } from '../signers';
 import { issuersConfig, loadAllIssuers, loadCert, loadKey } from '../store';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 
 const CONTENT_TYPE = 'application/ocsp-response';
 /** Requests this big or bigger are refused (a normal request is under 100 bytes). */
@@ -63,14 +63,13 @@ async function certStatus(req: LogicalRequest, id: OcspCertId): Promise<Status> 
 }
 
 /** Signs an answer with the issuer's key, its revocation algorithm downgraded from PSS to PKCS#1 v1.5. */
-async function answer(req: LogicalRequest, issuer: IssuerCert, id: OcspCertId, s: Status): Promise<LogicalResponse> {
+async function answer(req: LogicalRequest, access: KeyAccess, issuer: IssuerCert, id: OcspCertId, s: Status): Promise<LogicalResponse> {
   const keyEntry = await loadKey(req.storage, issuer.entry.keyId);
   if (!keyEntry) return failure('unauthorized');
-  const key = keyFromEntry(keyEntry);
   // Vault's OCSP library cannot sign with Ed25519 keys.
-  if (key.type === 'ed25519') return failure('internalError');
+  if (keyEntry.type === 'ed25519') return failure('internalError');
   const alg = issuer.entry.revocationSignatureAlgorithm.replace(/PSS$/i, '');
-  const signer = alg ? await signerForGoName(key, alg) : await signerFor(key, 0, false);
+  const signer = await keySigner(access, keyEntry, alg ? { goName: alg } : { signatureBits: 0, usePss: false });
   const now = Date.now();
   const expiry = crlDurations(await loadCrlConfig(req.storage)).ocspExpiry;
   const body = await buildOcspResponse({
@@ -85,7 +84,7 @@ async function answer(req: LogicalRequest, issuer: IssuerCert, id: OcspCertId, s
   return { raw: { status: 200, body, contentType: CONTENT_TYPE } };
 }
 
-async function respond(req: LogicalRequest, f: FieldData): Promise<LogicalResponse> {
+async function respond(req: LogicalRequest, f: FieldData, access: KeyAccess): Promise<LogicalResponse> {
   if ((await loadCrlConfig(req.storage)).ocspDisable) return failure('unauthorized');
   const der = requestDer(req, f);
   if (!der) return failure('malformedRequest');
@@ -108,32 +107,33 @@ async function respond(req: LogicalRequest, f: FieldData): Promise<LogicalRespon
         matchedWithoutUsage = true;
         continue;
       }
-      return await answer(req, c, id, s);
+      return await answer(req, access, c, id, s);
     }
     if (matchedWithoutUsage) return failure('unauthorized');
     // Not one of our issuers: "unknown", signed by the default issuer if it may sign.
     const defaultId = (await issuersConfig(req.storage)).default;
     const fallback = all.find((e) => e.id === defaultId);
     if (!fallback || !fallback.usage.includes('ocsp-signing')) return failure('unauthorized');
-    return await answer(req, parsedIssuers([fallback])[0], id, { status: 'unknown', issuerId: '' });
+    return await answer(req, access, parsedIssuers([fallback])[0], id, { status: 'unknown', issuerId: '' });
   } catch (e) {
     console.error('OCSP internal error', e);
     return failure('internalError');
   }
 }
 
-export function ocspPaths(): PathDef[] {
+export function ocspPaths(managedKeys?: ManagedKeyAccess): PathDef[] {
+  const respondOp = (req: LogicalRequest, f: FieldData) => respond(req, f, requestKeyAccess(managedKeys, req));
   return [
     {
       pattern: 'ocsp/(?<req>.+)',
       fields: { req: { type: 'string', description: 'Base64 DER OCSP request' } },
       summary: 'OCSP responder (GET form).',
-      operations: { read: respond },
+      operations: { read: respondOp },
     },
     {
       pattern: 'ocsp',
       summary: 'OCSP responder (POST form, application/ocsp-request body).',
-      operations: { update: respond },
+      operations: { update: respondOp },
     },
     {
       // Unified OCSP needs unified_crl, which the community edition cannot enable.

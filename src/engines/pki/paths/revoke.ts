@@ -17,6 +17,8 @@ import type { Storage } from '../../../framework/storage';
 import { parsedIssuers, parseStoredCert, signerOf, signersOf } from '../certs';
 import { loadCrlConfig } from '../crl-config';
 import { rebuildCrlsOrFail, rebuildWarnings } from '../crl-store';
+import { requestKeyAccess, type KeyAccess } from '../signers';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 import { issuerResponse } from './issuers';
 import { addToDeltaLog, loadRevoked, markCrlsStale, revokedSerials, saveRevoked, type RevokedEntry } from '../revoked-store';
 import { issuersConfig, loadAllIssuers, loadCert, resolveIssuerRef, saveCert, saveIssuer, type CertEntry } from '../store';
@@ -168,7 +170,7 @@ async function revoke(req: LogicalRequest, f: FieldData, withKey: boolean): Prom
 }
 
 /** issuer/:ref/revoke: revokes an issuer (irreversible), puts it on its parents' CRLs and rebuilds them. */
-async function revokeIssuer(req: LogicalRequest, f: FieldData): Promise<LogicalResponse> {
+async function revokeIssuer(req: LogicalRequest, f: FieldData, access: KeyAccess): Promise<LogicalResponse> {
   const issuer = await resolveIssuerRef(req.storage, f.get<string>('issuer_ref'));
   if (issuer.revoked) return await issuerResponse(req.storage, issuer);
   const now = Date.now();
@@ -198,7 +200,7 @@ async function revokeIssuer(req: LogicalRequest, f: FieldData): Promise<LogicalR
     });
   }
 
-  const warnings = rebuildWarnings(await rebuildCrlsOrFail(req.storage, now, true));
+  const warnings = rebuildWarnings(await rebuildCrlsOrFail(req.storage, now, true, access));
   const parents = await signersOf(ours.cert, all);
   if (parents.some((p) => p.entry.id === issuer.id)) {
     warnings.push(
@@ -233,7 +235,7 @@ export const pkiSecretType: SecretType = {
   },
 };
 
-export function revokePaths(): PathDef[] {
+export function revokePaths(managedKeys?: ManagedKeyAccess): PathDef[] {
   const serial = { type: 'string', description: 'Serial number, colon- or hyphen-separated hex' } as const;
   const certificate = { type: 'string', description: 'PEM certificate to revoke; must be signed by an issuer of this mount' } as const;
   return [
@@ -257,7 +259,7 @@ export function revokePaths(): PathDef[] {
       pattern: `issuer/${nameRegex('issuer_ref')}/revoke`,
       fields: { issuer_ref: { type: 'string', description: 'Issuer id, name or "default"', required: true } },
       summary: 'Revoke an issuer (cannot be undone).',
-      operations: { update: revokeIssuer },
+      operations: { update: (req, f) => revokeIssuer(req, f, requestKeyAccess(managedKeys, req)) },
     },
     {
       pattern: 'certs/revoked/?',

@@ -24,12 +24,14 @@ import {
   requestedValidity,
 } from './generate';
 import { NO_AIA_WARNING } from './config';
+import { requestKeyAccess, type KeyAccess } from '../signers';
 import type { IssuerUsage } from '../store';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 
 /** The signing issuer, with Vault's wrapping of lookup failures. */
-export async function caForSigning(req: LogicalRequest, ref: string, usage: IssuerUsage = 'issuing-certificates'): Promise<SigningIssuer> {
+export async function caForSigning(req: LogicalRequest, ref: string, access: KeyAccess, usage: IssuerUsage = 'issuing-certificates'): Promise<SigningIssuer> {
   try {
-    return await signingIssuer(req.storage, ref.toLowerCase() === 'default' ? 'default' : ref, usage);
+    return await signingIssuer(req.storage, ref.toLowerCase() === 'default' ? 'default' : ref, usage, access);
   } catch (e) {
     e = asCofferError(e);
     if (e instanceof CofferError && e.status === 400) throw badRequest(`could not fetch the CA certificate (was one set?): ${e.errors[0]}`);
@@ -65,9 +67,9 @@ function requestedSkid(f: FieldData): Uint8Array | undefined {
   return bytes;
 }
 
-async function signIntermediate(req: LogicalRequest, f: FieldData, ref: string): Promise<LogicalResponse> {
+async function signIntermediate(req: LogicalRequest, f: FieldData, ref: string, access: KeyAccess): Promise<LogicalResponse> {
   const format = checkFormat(f.get<string>('format'));
-  const ca = await caForSigning(req, ref);
+  const ca = await caForSigning(req, ref, access);
   const maxPathLength = pathLength(f, ca.cert);
   const csr = await parseCsr(f.get<string>('csr'));
   const csrKey = publicKeyInfo(csr.spki);
@@ -113,7 +115,7 @@ async function signIntermediate(req: LogicalRequest, f: FieldData, ref: string):
     // use_csr_values: the CSR's other extensions come along (never its basic constraints).
     extraExtensions: useCsrValues ? csr.extensions.filter((e) => e.oid !== '2.5.29.19').map((e) => e.der) : undefined,
   };
-  const signer = await issuerSigner(ca, f.get<number>('signature_bits'), f.get<boolean>('use_pss'));
+  const signer = await issuerSigner(ca, { signatureBits: f.get<number>('signature_bits'), usePss: f.get<boolean>('use_pss') });
   const skid = ca.cert.skid ?? (await subjectKeyId(ca.cert.spki));
   const cert = parseCertificate(await buildCertificate(template, { subjectDer: ca.cert.subjectDer, skid, signer }));
   await storeIssued(req.storage, cert, ca.entry.id);
@@ -149,7 +151,7 @@ async function signIntermediate(req: LogicalRequest, f: FieldData, ref: string):
   return { data, ...(warnings.length ? { warnings } : {}) };
 }
 
-export function signIntermediatePaths(): PathDef[] {
+export function signIntermediatePaths(managedKeys?: ManagedKeyAccess): PathDef[] {
   const fields = {
     ...CA_NAME_FIELDS,
     ...CA_ISSUE_FIELDS,
@@ -164,13 +166,13 @@ export function signIntermediatePaths(): PathDef[] {
       pattern: 'root/sign-intermediate',
       fields,
       summary: 'Sign an intermediate CA certificate with the default issuer.',
-      operations: { update: (req, f) => signIntermediate(req, f, 'default') },
+      operations: { update: (req, f) => signIntermediate(req, f, 'default', requestKeyAccess(managedKeys, req)) },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/sign-intermediate`,
       fields: { ...fields, issuer_ref: { type: 'string', description: 'Issuer id, name, or "default"' } },
       summary: 'Sign an intermediate CA certificate with this issuer.',
-      operations: { update: (req, f) => signIntermediate(req, f, f.get<string>('issuer_ref').trim()) },
+      operations: { update: (req, f) => signIntermediate(req, f, f.get<string>('issuer_ref').trim(), requestKeyAccess(managedKeys, req)) },
     },
   ];
 }

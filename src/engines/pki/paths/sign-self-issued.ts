@@ -4,12 +4,14 @@
 // submitted certificate (serial, subject, validity, key, extensions) is kept. Nothing is stored.
 
 import { buildCertificate, certPem, parseCertificates, type CertTemplate, type ParsedCert } from '../../../crypto/pki/certificate';
-import { publicKeyInfo, signerFor, signerForGoName, subjectKeyId, type PkiKeyType, type Signer } from '../../../crypto/pki/keys';
+import { publicKeyInfo, subjectKeyId, type PkiKeyType, type Signer } from '../../../crypto/pki/keys';
 import { nameRegex, type LogicalRequest, type LogicalResponse, type PathDef } from '../../../framework/backend';
 import { asCofferError, badRequest, CofferError } from '../../../framework/errors';
 import type { FieldData } from '../../../framework/fields';
-import type { SigningIssuer } from '../authority';
+import { issuerSigner, type SigningIssuer } from '../authority';
+import { requestKeyAccess, type KeyAccess } from '../signers';
 import { caForSigning } from './sign-intermediate';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 
 /** Extensions the signing issuer replaces (AKID, AIA, CRL distribution points, freshest CRL). */
 const REPLACED = new Set(['2.5.29.35', '1.3.6.1.5.5.7.1.1', '2.5.29.31', '2.5.29.46']);
@@ -34,30 +36,32 @@ function parseOne(pem: string): ParsedCert {
  */
 async function signerForCopy(ca: SigningIssuer, cert: ParsedCert, requireMatching: boolean): Promise<Signer> {
   const certType = publicKeyInfo(cert.spki).type;
-  if (certType !== ca.key.type) {
+  const caType = ca.keyEntry.type;
+  const byDefault = { signatureBits: 0, usePss: false };
+  if (certType !== caType) {
     if (requireMatching) {
       throw badRequest(
-        `signing certificate's public key algorithm (${GO_KEY_ALGORITHM[ca.key.type]}) does not match submitted certificate's (${GO_KEY_ALGORITHM[certType]}), and require_matching_certificate_algorithms is true`,
+        `signing certificate's public key algorithm (${GO_KEY_ALGORITHM[caType]}) does not match submitted certificate's (${GO_KEY_ALGORITHM[certType]}), and require_matching_certificate_algorithms is true`,
       );
     }
-    return await signerFor(ca.key, 0, false);
+    return await issuerSigner(ca, byDefault);
   }
   if (cert.signatureGoName) {
     try {
-      return await signerForGoName(ca.key, cert.signatureGoName);
+      return await issuerSigner(ca, { goName: cert.signatureGoName });
     } catch (e) {
       e = asCofferError(e);
       if (!(e instanceof CofferError)) throw e;
     }
   }
-  return await signerFor(ca.key, 0, false);
+  return await issuerSigner(ca, byDefault);
 }
 
-async function signSelfIssued(req: LogicalRequest, f: FieldData, ref: string): Promise<LogicalResponse> {
+async function signSelfIssued(req: LogicalRequest, f: FieldData, ref: string, access: KeyAccess): Promise<LogicalResponse> {
   const cert = parseOne(f.get<string>('certificate'));
   if (!cert.isCA) throw badRequest('given certificate is not a CA certificate');
   if (!cert.selfIssued) throw badRequest('given certificate is not self-issued');
-  const ca = await caForSigning(req, ref);
+  const ca = await caForSigning(req, ref, access);
   const signer = await signerForCopy(ca, cert, f.get<boolean>('require_matching_certificate_algorithms'));
 
   const template: CertTemplate = {
@@ -88,7 +92,7 @@ async function signSelfIssued(req: LogicalRequest, f: FieldData, ref: string): P
   return { data: { certificate: certPem(der), issuing_ca: ca.entry.certificate.trim() } };
 }
 
-export function selfIssuedPaths(): PathDef[] {
+export function selfIssuedPaths(managedKeys?: ManagedKeyAccess): PathDef[] {
   const fields = {
     certificate: { type: 'string', description: 'PEM of the self-issued CA certificate to sign' },
     require_matching_certificate_algorithms: { type: 'bool', description: "Refuse when the issuer's key type differs from the certificate's" },
@@ -98,13 +102,13 @@ export function selfIssuedPaths(): PathDef[] {
       pattern: 'root/sign-self-issued',
       fields,
       summary: 'Sign a self-issued CA certificate with the default issuer (sudo).',
-      operations: { update: (req, f) => signSelfIssued(req, f, 'default') },
+      operations: { update: (req, f) => signSelfIssued(req, f, 'default', requestKeyAccess(managedKeys, req)) },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/sign-self-issued`,
       fields: { ...fields, issuer_ref: { type: 'string', description: 'Issuer id, name, or "default"' } },
       summary: 'Sign a self-issued CA certificate with this issuer.',
-      operations: { update: (req, f) => signSelfIssued(req, f, f.get<string>('issuer_ref').trim()) },
+      operations: { update: (req, f) => signSelfIssued(req, f, f.get<string>('issuer_ref').trim(), requestKeyAccess(managedKeys, req)) },
     },
   ];
 }

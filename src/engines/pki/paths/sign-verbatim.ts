@@ -10,6 +10,8 @@ import { checkFormat } from '../authority';
 import { namedRole } from './issue';
 import { checkCsrKey, fetchIssuer, issueLeaf, ISSUER_REF_FIELD, LEAF_FIELDS } from '../leaf';
 import { DEFAULT_KEY_USAGE, isOid, permissiveRole, type RoleEntry } from '../role';
+import { requestKeyAccess } from '../signers';
+import type { ManagedKeyAccess } from '../../../managed-keys/access';
 
 /** The implicit role: any name, any key, CSR values, `*` for other SANs, serials, URIs, user ids. */
 export function verbatimRole(f: FieldData, role: RoleEntry | null): RoleEntry {
@@ -31,11 +33,11 @@ export function verbatimRole(f: FieldData, role: RoleEntry | null): RoleEntry {
   });
 }
 
-async function signVerbatim(req: LogicalRequest, f: FieldData) {
+async function signVerbatim(managedKeys: ManagedKeyAccess | undefined, req: LogicalRequest, f: FieldData) {
   const named = f.has('role') && f.get<string>('role') !== '' ? await namedRole(req, f.get<string>('role')) : null;
   const role = verbatimRole(f, named);
   checkFormat(f.get<string>('format'));
-  const issuer = await fetchIssuer(req, f.has('issuer_ref') ? f.get<string>('issuer_ref') : role.issuerRef);
+  const issuer = await fetchIssuer(req, f.has('issuer_ref') ? f.get<string>('issuer_ref') : role.issuerRef, requestKeyAccess(managedKeys, req));
   const csr = await parseCsr(f.get<string>('csr'));
   if (csr.basicConstraints?.ca) {
     throw badRequest('sign-verbatim refuses to issue an intermediate CA: the CSR asks for CA:TRUE basic constraints (use sign-intermediate)');
@@ -60,19 +62,20 @@ const FIELDS: FieldSchemas = {
 };
 const ROLE_FIELD = { type: 'string', description: 'Role whose ttl, max_ttl, generate_lease, no_store and issuer apply' } as const;
 
-export function signVerbatimPaths(): PathDef[] {
+export function signVerbatimPaths(managedKeys?: ManagedKeyAccess): PathDef[] {
+  const update = (req: LogicalRequest, f: FieldData) => signVerbatim(managedKeys, req, f);
   return [
     {
       pattern: `sign-verbatim(?:/${nameRegex('role')})?`,
       fields: { role: ROLE_FIELD, ...FIELDS },
       summary: "Sign a CSR with the CSR's own values.",
-      operations: { update: signVerbatim },
+      operations: { update },
     },
     {
       pattern: `issuer/${nameRegex('issuer_ref')}/sign-verbatim(?:/${nameRegex('role')})?`,
       fields: { role: ROLE_FIELD, issuer_ref: ISSUER_REF_FIELD, ...FIELDS },
       summary: "Sign a CSR with the CSR's own values, with the named issuer.",
-      operations: { update: signVerbatim },
+      operations: { update },
     },
   ];
 }
