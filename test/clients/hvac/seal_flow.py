@@ -9,6 +9,7 @@ from common import ClientTest
 class SealUnseal(ClientTest):
     def test_seal_then_unseal_with_the_recovery_key(self):
         self.assertFalse(self.vault.sys.is_sealed())
+        self.assertEqual(self.vault.sys.read_seal_status()["type"], os.environ["COFFER_SEAL_TYPE"])
         self.vault.sys.seal()
         self.assertTrue(self.vault.sys.is_sealed())
         status = self.vault.sys.read_seal_status()
