@@ -14,6 +14,10 @@ const CKM_RSA_PKCS_OAEP = 0x0009;
 const CKM_ECDSA = 0x1041;
 const EC_MECHANISMS = new Set([CKM_ECDSA, 0x1042, 0x1043, 0x1044, 0x1045, 0x1046]);
 
+/** How long one bridge call may take; generating an RSA 4096 key in a slow HSM takes longer. */
+const CALL_TIMEOUT_MS = 15_000;
+const GENERATE_TIMEOUT_MS = 120_000;
+
 const hex = (n: number): string => `0x${n.toString(16).padStart(4, '0')}`;
 const CURVES: Record<string, PublicKeyInfo['curve']> = { 'P-256': 'P-256', 'P-384': 'P-384', 'P-521': 'P-521', P256: 'P-256', P384: 'P-384', P521: 'P-521' };
 
@@ -46,7 +50,9 @@ export function pkcs11Backend(entry: ManagedKeyEntry, deps: BackendDeps, options
   async function call<T>(route: string, body: Record<string, unknown>): Promise<T> {
     let res: Response;
     try {
-      res = await bridge!.fetch(`${base}${route}`, { method: 'POST', headers, body: JSON.stringify({ ...keyRef(config), ...body }) });
+      // A deadline, so that a bridge that hangs cannot hold requests (and the write orders they run in) forever.
+      const signal = AbortSignal.timeout(route === '/v1/key/generate' ? GENERATE_TIMEOUT_MS : CALL_TIMEOUT_MS);
+      res = await bridge!.fetch(`${base}${route}`, { method: 'POST', headers, body: JSON.stringify({ ...keyRef(config), ...body }), signal });
     } catch (e) {
       throw new ManagedKeyError(502, `the HSM bridge cannot be reached: ${e instanceof Error ? e.message : String(e)}`);
     }

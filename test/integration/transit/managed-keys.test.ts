@@ -187,12 +187,15 @@ describe('ECDSA P-256 signatures', () => {
 });
 
 describe('RSA signatures', () => {
-  it('PSS by default (largest salt), verified with WebCrypto', async () => {
+  it('PSS by default (a salt as long as the hash, what cloud KMS sign with), verified with WebCrypto', async () => {
     const sig = (await ok('POST', 'transit/sign/rsa', { input })).body.data.signature;
     const raw = sigBytes(sig);
     expect(raw.length).toBe(256);
-    // Go's PSSSaltLengthAuto when signing: 256 - 32 - 2 bytes.
-    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 222 }, await rsaKey('rsa', 'RSA-PSS'), raw, utf8('message to sign'))).toBe(true);
+    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 32 }, await rsaKey('rsa', 'RSA-PSS'), raw, utf8('message to sign'))).toBe(true);
+    // The largest salt (256 - 32 - 2 bytes) when asked for; both verify with the default salt_length.
+    const largest = (await ok('POST', 'transit/sign/rsa', { input, salt_length: 222 })).body.data.signature;
+    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 222 }, await rsaKey('rsa', 'RSA-PSS'), sigBytes(largest), utf8('message to sign'))).toBe(true);
+    expect((await ok('POST', 'transit/verify/rsa', { input, signature: largest })).body.data.valid).toBe(true);
     expect((await ok('POST', 'transit/verify/rsa', { input, signature: sig })).body.data.valid).toBe(true);
     expect((await ok('POST', 'transit/verify/rsa', { input: b64('x'), signature: sig })).body.data.valid).toBe(false);
   });
@@ -263,7 +266,7 @@ describe('rotation', () => {
 
     const v2sig = (await ok('POST', 'transit/sign/rot', { input })).body.data.signature;
     expect(v2sig).toMatch(/^vault:v2:/);
-    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 222 }, await rsaKey('rot', 'RSA-PSS', 'SHA-256', 2), sigBytes(v2sig), utf8('message to sign'))).toBe(true);
+    expect(await crypto.subtle.verify({ name: 'RSA-PSS', saltLength: 32 }, await rsaKey('rot', 'RSA-PSS', 'SHA-256', 2), sigBytes(v2sig), utf8('message to sign'))).toBe(true);
     expect((await ok('POST', 'transit/verify/rot', { input, signature: v1sig })).body.data.valid).toBe(true);
     expect((await ok('POST', 'transit/verify/rot', { input, signature: v2sig })).body.data.valid).toBe(true);
     // v1's HSM key is gone: it can no longer sign (the check against its public key says so) or decrypt.

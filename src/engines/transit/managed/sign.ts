@@ -14,10 +14,14 @@ import { usableVersion } from '../versions';
 import { managedOf, type ManagedUse } from './access';
 import { versionPublicKey } from './public-key';
 
-/** RSA-PSS salt in bytes, with the meanings transit gives salt_length for its own RSA keys. */
+/**
+ * RSA-PSS salt in bytes, with the meanings transit gives salt_length for its own RSA keys except
+ * one: `auto` (the default) is the hash's length, not the largest salt, because cloud KMS (AWS,
+ * Azure, Google) sign PSS only with a salt as long as the hash. Verification still detects any salt.
+ */
 function pssSalt(pub: AsymmetricKey, hash: HashName, opt: SignOptions['saltLength']): number {
   const max = pssMaxSaltLength(rsaModulusBits(pub), hash);
-  if (opt === 'auto' || opt === 0) return max;
+  if (opt === 'auto' || opt === 0) return hashLength(hash);
   if (opt === 'hash' || opt === -1) return hashLength(hash);
   if (!Number.isInteger(opt) || opt < -1) throw badRequest(`salt length is invalid: ${String(opt)}`);
   if (opt > max) throw badRequest(`requested salt length ${opt} is invalid`);
