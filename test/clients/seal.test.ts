@@ -6,7 +6,7 @@ import nodeVault from 'node-vault';
 import { readInit, startLauncher, tempDir, type Server } from '../e2e/processes';
 import { expectPassed, listTests, runModule } from './hvac/suite';
 
-const SEALS = [
+const SEALS: { type: string; env: Record<string, string> }[] = [
   { type: 'static', env: {} },
   { type: 'pkcs11', env: { COFFER_SEAL: 'pkcs11', COFFER_HSM_BRIDGE: 'softhsm2' } },
 ];
