@@ -1,5 +1,9 @@
-// Placeholder global setup: replaced by the aws-kms emulator's real setup.
+// The AWS KMS emulator (server.ts) as a vitest global setup: started on a free loopback port in
+// Node (a server inside workerd is unreachable), which tests read with inject('awsKmsUrl') and set
+// as a key's `endpoint`. Test files that run side by side each take a tenant:
+// `${inject('awsKmsUrl')}/t/<name>`, scripted through client.ts.
 import type { TestProject } from 'vitest/node';
+import { startKmsEmulator } from './server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -8,6 +12,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  project.provide('awsKmsUrl', 'http://127.0.0.1:9');
-  return async () => {};
+  const emulator = await startKmsEmulator();
+  project.provide('awsKmsUrl', emulator.base);
+  return emulator.close;
 }
