@@ -1,5 +1,9 @@
-// Placeholder global setup: replaced by the azure-keyvault emulator's real setup.
+// The Azure emulator (server.ts) as a vitest global setup: started on a free loopback port in Node
+// (a server inside workerd is unreachable). vitest.config.ts binds its URL for the Worker as
+// AZURE_AUTHORITY_HOST and, with /vaults/{vault_name}, AZURE_KEYVAULT_URL; tests script it through
+// client.ts, each file with tenant ids and vault names of its own.
 import type { TestProject } from 'vitest/node';
+import { startAzureEmulator } from './server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -8,6 +12,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  project.provide('azureKeyVaultUrl', 'http://127.0.0.1:9');
-  return async () => {};
+  const emulator = await startAzureEmulator();
+  project.provide('azureKeyVaultUrl', emulator.base);
+  return emulator.close;
 }
