@@ -402,6 +402,14 @@ export const GCP_ALGORITHMS = [
   'RSA_SIGN_PKCS1_3072_SHA256',
   'RSA_SIGN_PKCS1_4096_SHA256',
   'RSA_SIGN_PKCS1_4096_SHA512',
+  // Beyond the spec's list (signing keys only): decryption keys, for transit encrypt/decrypt and the seal.
+  'RSA_DECRYPT_OAEP_2048_SHA256',
+  'RSA_DECRYPT_OAEP_3072_SHA256',
+  'RSA_DECRYPT_OAEP_4096_SHA256',
+  'RSA_DECRYPT_OAEP_4096_SHA512',
+  'RSA_DECRYPT_OAEP_2048_SHA1',
+  'RSA_DECRYPT_OAEP_3072_SHA1',
+  'RSA_DECRYPT_OAEP_4096_SHA1',
 ] as const;
 
 const GCP_PROJECT_RE = /^[a-z][a-z0-9-]{4,28}[a-z0-9]$/;

@@ -395,6 +395,20 @@ describe('transit managed_key keys', () => {
   });
 });
 
+describe('transit encryption on a Cloud KMS decryption key', () => {
+  it('RSA_DECRYPT_OAEP_2048_SHA1: encrypted here with the public key, decrypted by asymmetricDecrypt', async () => {
+    await create('rsa-decrypt', { crypto_key: 'rsa-decrypt', algorithm: 'RSA_DECRYPT_OAEP_2048_SHA1', allow_generate_key: true, usages: 'encrypt,decrypt' });
+    await ok('POST', 'sys/mounts/transit-decrypt', { type: 'transit', config: { allowed_managed_keys: ['rsa-decrypt'] } });
+    const created = await ok('POST', 'transit-decrypt/keys/sealed-box', { type: 'managed_key', managed_key_name: 'rsa-decrypt' });
+    expect(created.body.data).toMatchObject({ supports_encryption: true, supports_decryption: true, supports_signing: false });
+    expect((await emulated('rsa-decrypt'))!.purpose).toBe('ASYMMETRIC_DECRYPT');
+    const plaintext = b64(utf8('kept by Cloud KMS'));
+    const ciphertext = (await ok('POST', 'transit-decrypt/encrypt/sealed-box', { plaintext })).body.data.ciphertext as string;
+    expect((await ok('POST', 'transit-decrypt/decrypt/sealed-box', { ciphertext })).body.data.plaintext).toBe(plaintext);
+    expect(callsOn(await emu.calls(PROJECT), 'rsa-decrypt').map((x) => x.rpc)).toContain('AsymmetricDecrypt');
+  });
+});
+
 describe('PKI root on a Cloud KMS key', () => {
   for (const [algorithm, name] of [
     ['EC_SIGN_P384_SHA384', 'ec-sign-p384-sha384'],
