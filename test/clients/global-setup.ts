@@ -1,8 +1,11 @@
 // The real-client suite's world, started once (vitest globalSetup): the Worker built as `npm start`
 // builds it, one launcher every client test talks to, a real OpenID provider, the AWS IAM/STS
-// emulator (the aws engine's AWS; each test module takes a tenant of its own), and a small helper
-// service for what a client library does not do itself — minting JWTs with a key the JWT method
-// is configured with, and signing a user in at the provider like a browser would.
+// emulator (the aws engine's AWS; each test module takes a tenant of its own), the three cloud KMS
+// emulators managed keys reach (AWS KMS by each key's endpoint, Azure Key Vault and Google Cloud KMS
+// through the launcher's AZURE_* and GOOGLE_CLOUDKMS_URL; each test module registers a tenant,
+// vault or project of its own through their control APIs), and a small helper service for what a
+// client library does not do itself — minting JWTs with a key the JWT method is configured with,
+// and signing a user in at the provider like a browser would.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -17,6 +20,9 @@ import { Browser } from '../e2e/oidc-browser';
 import { startIdP } from '../e2e/oidc-provider';
 import { readInit, removeTempDirs, startLauncher, tempDir } from '../e2e/processes';
 import { startAwsEmulator } from '../emulators/aws-iam-sts/server';
+import { startKmsEmulator } from '../emulators/aws-kms/server';
+import { startAzureEmulator } from '../emulators/azure-keyvault/server';
+import { startGcpKmsEmulator } from '../emulators/gcp-kms/server';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -29,6 +35,13 @@ declare module 'vitest' {
     awsEmulator: string;
     /** The launcher's SoftHSM2 bridge (COFFER_HSM_BRIDGE=softhsm2): what a pkcs11 managed key names. */
     cofferHsm: { library: string; tokenLabel: string; pin: string };
+    /**
+     * The cloud KMS emulators, http://127.0.0.1:<port> each: AWS KMS (a module's account is
+     * `${aws}/t/<name>`, named by a key's endpoint), Azure (Entra ID and Key Vault: the launcher's
+     * AZURE_AUTHORITY_HOST, and AZURE_KEYVAULT_URL `${azure}/vaults/{vault_name}`; tenants by id) and
+     * Google Cloud KMS (the launcher's GOOGLE_CLOUDKMS_URL; projects by name).
+     */
+    cloudKms: { aws: string; azure: string; gcp: string };
   }
 }
 
@@ -81,18 +94,26 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const idp = await startIdP();
   const helper = await startHelper();
   const aws = await startAwsEmulator();
+  const [awsKms, azure, gcp] = await Promise.all([startKmsEmulator(), startAzureEmulator(), startGcpKmsEmulator()]);
   const dataDir = tempDir('coffer-clients-');
-  // With a local HSM bridge on SoftHSM2, so that clients can use pkcs11 managed keys.
-  const server = await startLauncher(dataDir, { COFFER_HSM_BRIDGE: 'softhsm2' });
+  // With a local HSM bridge on SoftHSM2, so that clients can use pkcs11 managed keys; the Worker
+  // reaches Entra ID, Key Vault and Cloud KMS at the emulators.
+  const server = await startLauncher(dataDir, {
+    COFFER_HSM_BRIDGE: 'softhsm2',
+    AZURE_AUTHORITY_HOST: azure.base,
+    AZURE_KEYVAULT_URL: `${azure.base}/vaults/{vault_name}`,
+    GOOGLE_CLOUDKMS_URL: gcp.base,
+  });
   const init = readInit(dataDir);
   project.provide('coffer', { url: server.url, rootToken: init.root_token, recoveryKey: init.recovery_keys[0], dataDir });
   project.provide('oidcIssuer', idp.issuer);
   project.provide('clientHelper', helper.url);
   project.provide('awsEmulator', aws.base);
+  project.provide('cloudKms', { aws: awsKms.base, azure: azure.base, gcp: gcp.base });
   project.provide('cofferHsm', { library: LIBRARY, tokenLabel: TOKEN_LABEL, pin: readFileSync(path.join(dataDir, 'hsm', 'pin'), 'utf8').trim() });
   return async () => {
     await server.stop('SIGTERM');
-    await Promise.all([idp.close(), helper.close(), aws.close()]);
+    await Promise.all([idp.close(), helper.close(), aws.close(), awsKms.close(), azure.close(), gcp.close()]);
     removeTempDirs();
   };
 }

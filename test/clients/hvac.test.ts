@@ -8,6 +8,7 @@ import { expectPassed, HVAC_DIR, listTests, runModule, type Result } from './hva
 const PARALLEL = 3;
 const coffer = inject('coffer');
 const hsm = inject('cofferHsm');
+const cloudKms = inject('cloudKms');
 const target = {
   ...coffer,
   extra: {
@@ -18,6 +19,11 @@ const target = {
     HSM_LIBRARY: hsm.library,
     HSM_TOKEN_LABEL: hsm.tokenLabel,
     HSM_PIN: hsm.pin,
+    // The cloud KMS emulators' control APIs, for cloud managed keys (each module registers its own
+    // AWS tenant, Azure tenant and vault, and Google project).
+    AWS_KMS_EMULATOR: cloudKms.aws,
+    AZURE_EMULATOR: cloudKms.azure,
+    GCP_KMS_EMULATOR: cloudKms.gcp,
   },
 };
 
