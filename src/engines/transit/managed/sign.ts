@@ -58,8 +58,10 @@ export async function managedSign(use: ManagedUse, p: KeyPolicy, o: SignOptions,
   const der = await key.sign(sum, { hash, pss, ...(saltLength !== undefined ? { saltLength } : {}) });
   // The backend signs with the key it holds now: if that is no longer this version's key (rotated
   // over with allow_replace_key), the signature would not verify under the version's public key.
-  const check: SignOptions = { ...o, prehashed: true, marshaling: 'asn1', saltLength: saltLength ?? 'auto' };
-  if (!(await verify(pub, sum, der, check).catch(() => false))) {
+  // Over the input itself unless only a digest was given: WebCrypto then hashes and verifies
+  // natively, where a digest needs the (much slower) JavaScript verifier.
+  const check: SignOptions = { ...o, marshaling: 'asn1', saltLength: saltLength ?? 'auto' };
+  if (!(await verify(pub, input, der, check).catch(() => false))) {
     throw badRequest(`managed key ${JSON.stringify(managed.name)} no longer holds the key of version ${version} of this key (it was replaced): sign with a newer version`);
   }
   if (!rsa && o.marshaling === 'jws' && isEcType(pub.type)) return { version, signature: derToJws(der, EC_CURVES[pub.type].size) };
