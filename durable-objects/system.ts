@@ -36,7 +36,7 @@ import { availableType } from '../src/registry';
 import { systemBackend } from '../src/sys';
 import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
-import { pkcs11SealFromEnv } from '../src/managed-keys/seal';
+import { isManagedKeySealType, managedKeySealFromEnv } from '../src/managed-keys/seal';
 import { ManagedKeyStore } from '../src/managed-keys/store';
 import type { ManagedKeyRef } from '../src/managed-keys/resolve';
 import type { ManagedKeyEntry } from '../src/managed-keys/types';
@@ -59,17 +59,21 @@ const SYS_MOUNT: MountContext = {
 const readsOnly = (op: WireOperation) => op === 'read' || op === 'list' || op === 'help';
 
 /**
- * The seal SEAL_TYPE names: "static" (default, SEAL_KEY) or "pkcs11" (an HSM key through the
- * HSM bridge). A misconfiguration leaves the cluster sealed with `sealConfigError` as the reason.
+ * The seal SEAL_TYPE names: "static" (default, SEAL_KEY), "pkcs11" (an HSM key through the HSM
+ * bridge), or "awskms" / "azurekeyvault" / "gcpckms" (a cloud KMS key, SEAL_MANAGED_KEY). A
+ * misconfiguration leaves the cluster sealed with `sealConfigError` as the reason.
  */
 function sealFor(env: Env, initialized: () => boolean): { seal: Seal | null; sealConfigError?: string } {
   const type = (env.SEAL_TYPE ?? '').trim().toLowerCase() || 'static';
-  if (type === 'pkcs11') {
-    const { seal, error } = pkcs11SealFromEnv(env, managedKeyDeps(env), { initialized });
+  if (isManagedKeySealType(type)) {
+    const { seal, error } = managedKeySealFromEnv(type, env, () => managedKeyDeps(env), { initialized });
     return { seal, sealConfigError: error };
   }
   if (type !== 'static') {
-    return { seal: null, sealConfigError: `SEAL_TYPE=${env.SEAL_TYPE}: the seal types are "static" (the default, with SEAL_KEY) and "pkcs11" (an HSM key through HSM_BRIDGE)` };
+    return {
+      seal: null,
+      sealConfigError: `SEAL_TYPE=${env.SEAL_TYPE}: the seal types are "static" (the default, with SEAL_KEY), "pkcs11" (an HSM key through HSM_BRIDGE), and "awskms", "azurekeyvault" and "gcpckms" (a cloud KMS key described by SEAL_MANAGED_KEY)`,
+    };
   }
   try {
     return { seal: sealFromSecret(env.SEAL_KEY) };

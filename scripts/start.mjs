@@ -11,10 +11,13 @@
 // HSM keys (scripts/hsm-local.mjs): COFFER_HSM_BRIDGE=softhsm2 starts the HSM bridge on a SoftHSM2
 // token kept under <COFFER_DATA_DIR>/hsm/; or COFFER_HSM_BRIDGE_URL with COFFER_HSM_BRIDGE_CLIENT_CERT,
 // COFFER_HSM_BRIDGE_CLIENT_KEY and COFFER_HSM_BRIDGE_CA (PEM files) use a bridge run elsewhere.
-// The seal: COFFER_SEAL=static (the default: a random key in <COFFER_DATA_DIR>/seal.key) or
+// The seal: COFFER_SEAL=static (the default: a random key in <COFFER_DATA_DIR>/seal.key),
 // COFFER_SEAL=pkcs11 (with a bridge: the root key is wrapped by an RSA key on the HSM token, made
-// at the first init; no seal key on disk). A data directory keeps the seal type it began with
-// (<COFFER_DATA_DIR>/seal-type).
+// at the first init; no seal key on disk), or COFFER_SEAL=awskms | azurekeyvault | gcpckms (an RSA
+// key in that cloud's KMS, described by COFFER_SEAL_MANAGED_KEY: the path of a JSON file, or the
+// JSON itself, with the fields of a managed key of that type; passed on as SEAL_TYPE and
+// SEAL_MANAGED_KEY, given at every start and never copied to disk). A data directory keeps the
+// seal type it began with (<COFFER_DATA_DIR>/seal-type).
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -38,7 +41,38 @@ function sealKey() {
   return readFileSync(file, 'utf8').trim();
 }
 
-const SEAL_TYPES = ['static', 'pkcs11'];
+const CLOUD_SEALS = ['awskms', 'azurekeyvault', 'gcpckms'];
+const SEAL_TYPES = ['static', 'pkcs11', ...CLOUD_SEALS];
+
+/**
+ * The Worker's variables of a cloud KMS seal: COFFER_SEAL_MANAGED_KEY is the JSON object of the
+ * managed key's fields, or the path of a file holding it. Only its form is checked here (the
+ * Worker validates the fields, and says what is wrong in sys/seal-status); its text, which holds
+ * credentials, is never printed.
+ */
+function cloudSealBindings(type, env = process.env, why = '') {
+  const given = (env.COFFER_SEAL_MANAGED_KEY ?? '').trim();
+  const what = `the fields of a ${type} managed key, as sys/managed-keys/${type}/<name> takes them, with "allow_generate_key": true to have the first start create the key`;
+  if (!given) throw new Error(`COFFER_SEAL=${type}${why} needs COFFER_SEAL_MANAGED_KEY: the path of a JSON file (or the JSON itself) with ${what}.`);
+  let text = given;
+  let where = 'COFFER_SEAL_MANAGED_KEY';
+  if (!given.startsWith('{')) {
+    const file = path.resolve(given);
+    // Echoed only when it looks like a path: a mangled JSON object may hold credentials.
+    const shown = /^[^"'{}\n]{1,300}$/.test(given) ? `=${given}` : '';
+    if (!existsSync(file)) throw new Error(`COFFER_SEAL_MANAGED_KEY${shown}: no such file (give the path of a JSON file, or the JSON object itself).`);
+    text = readFileSync(file, 'utf8');
+    where = `COFFER_SEAL_MANAGED_KEY (${file})`;
+  }
+  let parsed;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error(`${where} is not valid JSON: give one JSON object with ${what}.`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${where} is not a JSON object: give one with ${what}.`);
+  return { SEAL_TYPE: type, SEAL_MANAGED_KEY: JSON.stringify(parsed) };
+}
 
 /**
  * The seal type: COFFER_SEAL, else the one the data directory began with (seal-type; a seal.key
@@ -51,7 +85,9 @@ function sealType(hsmMode) {
   const recorded = existsSync(file) ? readFileSync(file, 'utf8').trim() : existsSync(path.join(dataDir, 'seal.key')) ? 'static' : '';
   const asked = (process.env.COFFER_SEAL ?? '').trim();
   if (asked && !SEAL_TYPES.includes(asked)) {
-    throw new Error(`COFFER_SEAL=${asked}: the seal types are "static" (the default: a seal key in the data directory) and "pkcs11" (an RSA key on the HSM bridge's token).`);
+    throw new Error(
+      `COFFER_SEAL=${asked}: the seal types are "static" (the default: a seal key in the data directory) and "pkcs11" (an RSA key on the HSM bridge's token), and the cloud KMS seals "awskms", "azurekeyvault" and "gcpckms" (with COFFER_SEAL_MANAGED_KEY).`,
+    );
   }
   const type = asked || recorded || 'static';
   if (recorded && type !== recorded) {
@@ -59,6 +95,7 @@ function sealType(hsmMode) {
   }
   // Refused before anything is recorded or started: no bridge, or an external one without SEAL_PKCS11_*.
   if (type === 'pkcs11' && hsmMode !== 'softhsm2') sealBindings(hsmMode === 'external' ? {} : null);
+  if (CLOUD_SEALS.includes(type)) cloudSealBindings(type, process.env, asked ? '' : ` (${dataDir} began with that seal)`);
   if (!recorded) writeFileSync(file, `${type}\n`, { mode: 0o600 });
   return type;
 }
@@ -96,7 +133,7 @@ async function main() {
   const hsmMode = hsmBridgeMode();
   const seal = sealType(hsmMode);
   const hsm = hsmMode === 'softhsm2' ? await startLocalBridge({ dataDir, logLevel }) : hsmMode === 'external' ? externalBridge() : null;
-  const sealVars = seal === 'pkcs11' ? sealBindings(hsm) : { SEAL_KEY: sealKey() };
+  const sealVars = seal === 'pkcs11' ? sealBindings(hsm) : CLOUD_SEALS.includes(seal) ? cloudSealBindings(seal) : { SEAL_KEY: sealKey() };
   const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
   const { mf, url } = await serve({
     configPath: path.join(ROOT, 'wrangler.toml'),
@@ -151,6 +188,10 @@ async function main() {
         ? `Seal: pkcs11. The root key is wrapped by the RSA key "${SEAL_KEY_LABEL}" on the SoftHSM2 token "${sealVars.SEAL_PKCS11_TOKEN_LABEL ?? ''}" (no seal key on disk).`
         : `Seal: pkcs11. The root key is wrapped by an RSA key on the HSM bridge's token (no seal key on disk).`,
     );
+  }
+  if (CLOUD_SEALS.includes(seal)) {
+    say('');
+    say(`Seal: ${seal}. The root key is wrapped by the cloud KMS key COFFER_SEAL_MANAGED_KEY describes (no seal key on disk); give it at every start.`);
   }
   if (hsm) {
     say('');

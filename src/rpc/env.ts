@@ -15,9 +15,10 @@ export interface Env {
   /** 32-byte seal key, hex or base64 (a Worker secret): the static seal's key. */
   SEAL_KEY?: string;
   /**
-   * Which seal protects the root key: "static" (the default: SEAL_KEY) or "pkcs11" (an RSA key in
-   * an HSM reached through HSM_BRIDGE; src/managed-keys/seal.ts). Migrating between types is not
-   * supported: a cluster keeps the seal type it was initialised with.
+   * Which seal protects the root key: "static" (the default: SEAL_KEY), "pkcs11" (an RSA key in
+   * an HSM reached through HSM_BRIDGE), or "awskms", "azurekeyvault", "gcpckms" (an RSA key in
+   * that cloud's KMS, described by SEAL_MANAGED_KEY); src/managed-keys/seal.ts. Migrating between
+   * types is not supported: a cluster keeps the seal type it was initialised with.
    */
   SEAL_TYPE?: string;
   /** pkcs11 seal: the HSM bridge's kms_library stanza. */
@@ -36,6 +37,13 @@ export interface Env {
   SEAL_PKCS11_GENERATE_KEY?: string;
   /** pkcs11 seal: the RSA-OAEP hash (sha256, the default; sha1 for SoftHSM2; sha224, sha384, sha512). */
   SEAL_PKCS11_RSA_OAEP_HASH?: string;
+  /**
+   * awskms / azurekeyvault / gcpckms seal (a Worker secret): the JSON object of the fields of a
+   * managed key of that type, exactly as sys/managed-keys/<type>/<name> takes them (credentials
+   * included), plus "allow_generate_key": true to have sys/init create the key. The key must be an
+   * RSA encryption key: AWS key_type RSA, Azure RSA-HSM, Google an RSA_DECRYPT_OAEP_* algorithm.
+   */
+  SEAL_MANAGED_KEY?: string;
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
   DEV_ROOT_TOKEN?: string;
   TOKEN_SHARDS?: string;

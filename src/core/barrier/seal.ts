@@ -1,6 +1,7 @@
 // Seals protect the root key. The default "static" seal uses a 256-bit key from the Worker secret
-// SEAL_KEY. SEAL_TYPE=pkcs11 chooses an HSM key through the PKCS#11 bridge instead
-// (src/managed-keys/seal.ts, structurally the same interface; durable-objects/system.ts chooses).
+// SEAL_KEY. SEAL_TYPE=pkcs11 chooses an HSM key through the PKCS#11 bridge instead, and
+// SEAL_TYPE=awskms / azurekeyvault / gcpckms a cloud KMS key (src/managed-keys/seal.ts,
+// structurally the same interface; durable-objects/system.ts chooses).
 
 import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
 import { fromBase64, fromHex, fromUtf8, utf8 } from '../../crypto/encoding';
@@ -37,7 +38,7 @@ export class StaticKeySeal implements Seal {
   }
 }
 
-/** The type of a blob made by another seal: those (the pkcs11 seal's) are JSON beginning {"seal":"<type>". */
+/** The type of a blob made by another seal: those (the managed-key seals') are JSON beginning {"seal":"<type>". */
 function otherSealType(blob: Uint8Array): string | null {
   const head = /^\{"seal":"([a-z0-9]+)"/.exec(fromUtf8(blob.subarray(0, 32)));
   return head ? head[1] : null;
