@@ -3,6 +3,7 @@
 // request asking for another hash or padding can only be refused.
 
 import type { HashName } from '../crypto/transit/hashes';
+import { GCP_ALGORITHMS } from './entry';
 import type { PublicKeyInfo } from './types';
 
 export interface GcpAlgorithm {
@@ -21,26 +22,6 @@ export interface GcpAlgorithm {
 const HASHES: Record<string, HashName> = { SHA1: 'sha1', SHA256: 'sha2-256', SHA384: 'sha2-384', SHA512: 'sha2-512' };
 const PADDINGS = { SIGN_PSS: 'pss', SIGN_PKCS1: 'pkcs1', DECRYPT_OAEP: 'oaep' } as const;
 
-/** The asymmetric algorithms of Cloud KMS with an RSA or NIST-curve key (others: secp256k1, Ed25519, PQC, raw PKCS#1). */
-const NAMES = [
-  'EC_SIGN_P256_SHA256',
-  'EC_SIGN_P384_SHA384',
-  'RSA_SIGN_PSS_2048_SHA256',
-  'RSA_SIGN_PSS_3072_SHA256',
-  'RSA_SIGN_PSS_4096_SHA256',
-  'RSA_SIGN_PSS_4096_SHA512',
-  'RSA_SIGN_PKCS1_2048_SHA256',
-  'RSA_SIGN_PKCS1_3072_SHA256',
-  'RSA_SIGN_PKCS1_4096_SHA256',
-  'RSA_SIGN_PKCS1_4096_SHA512',
-  'RSA_DECRYPT_OAEP_2048_SHA256',
-  'RSA_DECRYPT_OAEP_3072_SHA256',
-  'RSA_DECRYPT_OAEP_4096_SHA256',
-  'RSA_DECRYPT_OAEP_4096_SHA512',
-  'RSA_DECRYPT_OAEP_2048_SHA1',
-  'RSA_DECRYPT_OAEP_3072_SHA1',
-  'RSA_DECRYPT_OAEP_4096_SHA1',
-];
 
 function describe(name: string): GcpAlgorithm {
   const ec = /^EC_SIGN_P(256|384)_(SHA\d+)$/.exec(name);
@@ -50,7 +31,8 @@ function describe(name: string): GcpAlgorithm {
   return { name, purpose: padding === 'oaep' ? 'ASYMMETRIC_DECRYPT' : 'ASYMMETRIC_SIGN', keyType: 'rsa', bits: Number(rsa[2]), hash: HASHES[rsa[3]], padding };
 }
 
-const TABLE: ReadonlyMap<string, GcpAlgorithm> = new Map(NAMES.map((n) => [n, describe(n)]));
+// The algorithms a configuration may name (./entry.ts): RSA and NIST-curve keys.
+const TABLE: ReadonlyMap<string, GcpAlgorithm> = new Map(GCP_ALGORITHMS.map((n) => [n, describe(n)]));
 
 /** The algorithm's facts; undefined for a name this server cannot use. */
 export const gcpAlgorithm = (name: string): GcpAlgorithm | undefined => TABLE.get(name);

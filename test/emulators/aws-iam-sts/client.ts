@@ -3,19 +3,11 @@
 // scripts that tenant's account (the same URL is the IAM and STS endpoint); without /t/<tenant>,
 // the default one.
 import type { CallRecord, ClockBody, EmulatorState, FaultsBody, ResetBody } from './types';
+import { controlCall } from '../control';
 
 export * from './types';
 
-async function call<T>(base: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}/_emulator/${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`AWS emulator ${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
+const call = <T>(base: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => controlCall<T>('AWS emulator', `${base}/_emulator/${path}`, method, body);
 
 export function awsEmulator(base: string) {
   return {

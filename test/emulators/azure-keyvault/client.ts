@@ -2,19 +2,11 @@
 // workerd (no Node imports): azureEmulator(inject('azureKeyVaultUrl'), '<tenant id>') scripts that
 // tenant (its app registrations, vaults, keys, faults) and reads back its calls.
 import type { CallRecord, FaultSpec, KeySpec, KeyVersionView, TenantSpec, TenantState } from './types';
+import { controlCall } from '../control';
 
 export * from './types';
 
-async function call<T>(url: string, method: 'GET' | 'POST' | 'DELETE', body?: unknown): Promise<T> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`Azure emulator ${method} ${url}: ${res.status} ${text}`);
-  return (text ? JSON.parse(text) : undefined) as T;
-}
+const call = <T>(url: string, method: 'GET' | 'POST' | 'DELETE', body?: unknown): Promise<T> => controlCall<T>('Azure emulator', url, method, body);
 
 export function azureEmulator(base: string, tenantId: string) {
   const at = `${base}/_emulator/tenants/${encodeURIComponent(tenantId)}`;

@@ -1,19 +1,11 @@
 // A fetch client for the Cloud KMS emulator's control API, usable from Node and from tests inside
 // workerd (no Node imports): gcpKmsEmulator(inject('gcpKmsUrl')).
 import type { CallRecord, FaultSpec, ProjectState, ResetBody, ServiceAccountKeyFile, ServiceAccountSpec } from './types';
+import { controlCall } from '../control';
 
 export * from './types';
 
-async function call<T>(base: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${base}/_emulator/${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`Cloud KMS emulator ${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text) as T;
-}
+const call = <T>(base: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => controlCall<T>('Cloud KMS emulator', `${base}/_emulator/${path}`, method, body);
 
 export function gcpKmsEmulator(base: string) {
   const project = (p: string) => `projects/${encodeURIComponent(p)}`;
