@@ -32,7 +32,9 @@ import { storeWrapped, wrapHook } from '../src/pipeline/wrapping';
 import type { SystemContract } from '../src/rpc/contracts';
 import { tokenShardCount, type Env } from '../src/rpc/env';
 import { allTokenShards, auditStub, mountStub, tokenShardStub, wrapStore } from '../src/rpc/stubs';
-import { availableType } from '../src/registry';
+import { availableType, builtinPlugins, isReservedMountType } from '../src/registry';
+import { PluginCatalog, resolvePlugin } from '../src/core/plugins/catalog';
+import { pluginProblem, type PluginDirectory } from '../src/core/plugins/directory';
 import { systemBackend } from '../src/sys';
 import type { CapabilitySubject } from '../src/sys/context';
 import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
@@ -42,6 +44,7 @@ import type { ManagedKeyRef } from '../src/managed-keys/resolve';
 import type { ManagedKeyEntry } from '../src/managed-keys/types';
 import { sendToDevice } from './audit';
 import { managedKeyDeps } from './managed-key-deps';
+import { pluginStoreOf } from './plugin-store';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
 import { leaseCall } from './system-leases';
@@ -82,6 +85,13 @@ function sealFor(env: Env, initialized: () => boolean): { seal: Seal | null; sea
   }
 }
 
+/** The plugin directory and how messages name it (the launcher's folder wins over the R2 bucket, as in pluginStoreOf). */
+function pluginDirectoryOf(env: Env): PluginDirectory | null {
+  const store = pluginStoreOf(env);
+  if (!store) return null;
+  return { store, label: env.PLUGIN_DIR ? 'the plugin directory (COFFER_PLUGIN_DIR)' : 'the plugin directory (the R2 bucket bound as PLUGINS)' };
+}
+
 export class SystemObject extends DurableObject<Env> implements SystemContract {
   /** This instance's start (sys/host-info) and its requests since (sys/metrics). */
   readonly #startedAt = Date.now();
@@ -114,11 +124,17 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       },
       { devRootToken: env.DEV_ROOT_TOKEN, sealConfigError },
     ));
+    const pluginDir = pluginDirectoryOf(env);
     const mounts = (this.#mounts = new MountService(core.barrier, {
       provision: (entry) => mountStub(env, entry.uuid).provision(entry),
       revokeLeases: (entry) => mountStub(env, entry.uuid).revokeAllLeases(),
       destroy: (entry) => mountStub(env, entry.uuid).destroy(),
       typeInfo: (type) => availableType(type, env.COFFER_TEST_ENGINES === '1'),
+      // Mounts resolve plugins from what the catalog has committed (catalog writes commit with their request).
+      plugins: {
+        resolve: (table, name, version) => resolvePlugin(new PluginCatalog(core.barrier), table, name, version),
+        problem: (name, ref) => pluginProblem(pluginDir, name, ref),
+      },
     }));
     const policies = (this.#policies = new PolicyStore(core.barrier));
     this.audit = new AuditTable(core.barrier, {
@@ -170,6 +186,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       },
       startedAt: this.#startedAt,
       managedKeyDeps: managedKeyDeps(this.env),
+      plugins: { directory: pluginDir, builtins: builtinPlugins(), isBuiltinName: isReservedMountType },
       wrapping: {
         unwrap: (token) => this.#shardOf(token).unwrap(token),
         peek: (token) => this.#shardOf(token).peekWrapped(token),

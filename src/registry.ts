@@ -88,3 +88,14 @@ export function availableType(type: string, testEngines: boolean): BackendType |
   const info = BY_TYPE.get(type);
   return info?.testOnly && !testEngines ? undefined : info;
 }
+
+/**
+ * Coffer's own engines and auth methods as the plugin catalog lists them (Vault's builtin plugins):
+ * the mountable types, test-only ones left out.
+ */
+export function builtinPlugins(): Array<{ type: 'auth' | 'secret'; name: string }> {
+  return TYPES.filter((t) => t.mountable && !t.testOnly).map((t) => ({ type: t.table === 'auth' ? 'auth' : 'secret', name: t.type }));
+}
+
+/** Names a catalog plugin may not take: every type here, and the names sys/mounts treats specially. */
+export const isReservedMountType = (name: string): boolean => BY_TYPE.has(name) || name === 'plugin' || /^kv-v[12]$/.test(name);

@@ -57,6 +57,12 @@ export interface Env {
    * requests through it are addressed to.
    */
   HSM_BRIDGE?: Fetcher;
+  /** The plugin directory in production: an R2 bucket holding the bundles catalog commands name. */
+  PLUGINS?: R2Bucket;
+  /** The plugin directory locally: a service the launcher answers from COFFER_PLUGIN_DIR (wins over PLUGINS). */
+  PLUGIN_DIR?: Fetcher;
+  /** The Worker Loader: runs each plugin in an isolate of its own. */
+  LOADER?: WorkerLoader;
   HSM_BRIDGE_URL?: string;
   /** The HSM bridge's bearer secret (a secret), for a bridge that checks one (Workers VPC). */
   HSM_BRIDGE_TOKEN?: string;

@@ -3,6 +3,8 @@ import type { ActivityRecord } from '../core/activity/log';
 import type { AuditTable } from '../core/audit/table';
 import type { MetricsSnapshot } from '../core/metrics/registry';
 import type { MountService } from '../core/mounts/service';
+import type { BuiltinPlugin } from '../core/plugins/catalog';
+import type { PluginDirectory } from '../core/plugins/directory';
 import type { PolicyStore } from '../core/acl/policy-store';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
@@ -44,6 +46,17 @@ export interface SystemServices {
   managedKeyDeps: BackendDeps;
   /** When the SystemObject instance answering started (unix ms). */
   startedAt: number;
+  plugins: PluginServices;
+}
+
+/** What sys/plugins/* needs beyond the catalog in the SystemObject's storage. */
+export interface PluginServices {
+  /** The plugin directory catalog commands name; null when the deployment has none. */
+  directory: PluginDirectory | null;
+  /** Coffer's own mountable engines and auth methods, as the catalog lists them. */
+  builtins: readonly BuiltinPlugin[];
+  /** Whether a name is taken by a built-in type or alias (catalog plugins may not use it). */
+  isBuiltinName(name: string): boolean;
 }
 
 /** Response-wrapping tokens at their token-store shards. */

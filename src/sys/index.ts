@@ -8,6 +8,7 @@ import { managedKeyPaths } from './paths/managed-keys';
 import { metricsPaths } from './paths/metrics';
 import { mountPaths } from './paths/mounts';
 import { capabilityPaths } from './paths/capabilities';
+import { pluginPaths } from './paths/plugins';
 import { policyPaths } from './paths/policies';
 import { sealPaths } from './paths/seal';
 import { SYS_SUDO_PATHS, SYS_UNAUTHENTICATED_PATHS } from './special-paths';
@@ -21,6 +22,7 @@ export function systemBackend(services: SystemServices): Backend {
     paths: [
       ...sealPaths(services),
       ...mountPaths(services),
+      ...pluginPaths(services),
       ...policyPaths(services),
       ...managedKeyPaths(services),
       ...capabilityPaths(services),

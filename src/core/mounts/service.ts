@@ -23,6 +23,9 @@ import {
   type RouteEntry,
 } from './table';
 import { Mutex } from '../mutex';
+import type { PluginRef, PluginType } from '../plugins/entry';
+import { canonicalVersion } from '../plugins/version';
+import { BUILTIN_PLUGIN_VERSION } from '../version';
 
 const TABLES_KEY = 'core/mount-tables';
 const REMOUNT_PREFIX = 'core/remount/';
@@ -45,14 +48,44 @@ export interface MountTypeInfo {
   validateOptions?(options: Record<string, string>, previous: Record<string, string> | null): Record<string, string> | null;
 }
 
+/** What mounts of catalog plugins need (src/core/plugins/). */
+export interface MountPluginPorts {
+  /**
+   * The catalog entry a mount of plugin `name` runs at `version` ("" = the pinned version, else the
+   * unversioned entry). Null when the catalog has no such plugin for the table; throws a 400 when it
+   * has, but not at that version.
+   */
+  resolve(table: MountTable, name: string, version: string): Promise<PluginRef | null>;
+  /** Why the plugin's module cannot be loaded now (missing, changed since registration), or null. */
+  problem(name: string, ref: PluginRef): Promise<string | null>;
+}
+
+/** Which mounts a plugin reload names (sys/plugins/reload/...). */
+export type ReloadTarget = { plugin: string; type: PluginType | 'unknown' } | { mounts: string[] };
+
+/** One mount a reload reached. */
+export interface ReloadedMount {
+  /** Route prefix: "totp/", "auth/up/". */
+  prefix: string;
+  /** The catalog entry the mount now runs; absent for built-in mounts (nothing to reload). */
+  plugin?: PluginRef;
+  /** Why the reloaded plugin cannot run (the mount answers a 5xx until that is fixed). */
+  problem?: string;
+}
+
 export interface MountServicePorts {
-  /** Prepares the mount's Durable Object with its entry (idempotent). */
+  /**
+   * Prepares the mount's Durable Object with its entry (idempotent). For a plugin mount, a new
+   * entry (revision bumped by tune or reload) makes the object load the plugin the entry names.
+   */
   provision(entry: MountEntry): Promise<void>;
   /** Revokes every lease the mount issued; a message when some could not be (the disable stops). */
   revokeLeases(entry: MountEntry): Promise<string | null>;
   /** Erases the mount's Durable Object: data and alarm. */
   destroy(entry: MountEntry): Promise<void>;
   typeInfo(type: string): MountTypeInfo | undefined;
+  /** Absent: the deployment mounts no catalog plugins. */
+  plugins?: MountPluginPorts;
 }
 
 export interface EnableParams {
@@ -64,6 +97,8 @@ export interface EnableParams {
   seal_wrap: boolean;
   external_entropy_access: boolean;
   plugin_version: string;
+  /** With type "plugin" (Vault's legacy form): the catalog plugin; config.plugin_name wins. */
+  plugin_name: string;
 }
 
 const DEFAULT_SECRET_MOUNTS: Array<Pick<MountEntry, 'path' | 'type' | 'description' | 'local'> & { config?: Partial<MountConfig> }> = [
@@ -176,7 +211,7 @@ export class MountService {
       auth: [newEntry('auth', 'token/', 'token', { description: 'token based credentials', config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, token_type: 'default-service' } })],
     };
     for (const e of [...tables.mounts, ...tables.auth]) {
-      if (this.ports.typeInfo(e.type)?.ownObject) await this.ports.provision(e);
+      if (this.ownsObject(e)) await this.ports.provision(e);
     }
     await putJSON(this.storage, TABLES_KEY, tables);
     return tables;
@@ -191,7 +226,7 @@ export class MountService {
   /** Mounts that live in their own MountObject (for seal and key-rotation announcements). */
   async objectEntries(): Promise<MountEntry[]> {
     const t = await this.load();
-    return [...t.mounts, ...t.auth].filter((e) => this.ports.typeInfo(e.type)?.ownObject);
+    return [...t.mounts, ...t.auth].filter((e) => this.ownsObject(e));
   }
 
   async list(table: MountTable): Promise<MountEntry[]> {
@@ -216,6 +251,29 @@ export class MountService {
     });
   }
 
+  /** Whether the mount lives in a MountObject of its own (every catalog plugin's mount does). */
+  private ownsObject(e: MountEntry): boolean {
+    return e.plugin !== undefined || this.ports.typeInfo(e.type)?.ownObject === true;
+  }
+
+  /**
+   * A plugin_version given for a built-in type: only the built-in version itself is accepted (and
+   * stored as "", as Vault does); anything else is Vault's refusal.
+   */
+  private builtinVersion(table: MountTable, type: string, raw: string): string {
+    const version = canonicalVersion(raw);
+    if (version === '' || version === BUILTIN_PLUGIN_VERSION) return '';
+    throw badRequest(`cannot select non-builtin version of ${table === 'auth' ? 'auth' : 'secrets'} plugin ${type}`);
+  }
+
+  /**
+   * The catalog entry a plugin mount runs; null when the catalog has no such plugin for the table
+   * (or the deployment mounts no plugins), a 400 when it has but the version rule finds no entry.
+   */
+  private async resolvePlugin(table: MountTable, type: string, version: string): Promise<PluginRef | null> {
+    return this.ports.plugins ? await this.ports.plugins.resolve(table, type, version) : null;
+  }
+
   private allPrefixes(t: Tables, except?: MountEntry): string[] {
     return [...t.mounts, ...t.auth].filter((e) => e !== except).map(routePrefix);
   }
@@ -223,6 +281,12 @@ export class MountService {
   async enable(table: MountTable, rawPath: string, params: EnableParams): Promise<void> {
     const path = normalizeMountPath(rawPath);
     let type = params.type.trim();
+    if (type === 'plugin') {
+      // Vault's legacy form: the catalog plugin is named by plugin_name, config.plugin_name first.
+      const fromConfig = params.config.plugin_name;
+      type = (typeof fromConfig === 'string' && fromConfig.trim()) || params.plugin_name.trim();
+      if (type === '') throw badRequest('plugin_name must be provided for plugin backend');
+    }
     if (type === '') throw badRequest('backend type must be specified as a string');
     const options: Record<string, string> = { ...params.options };
     // kv-v1 / kv-v2 are aliases for kv with options.version.
@@ -232,10 +296,25 @@ export class MountService {
       options.version = alias[1];
     }
     const info = this.ports.typeInfo(type);
-    if (!info || info.table !== table) throw badRequest(`plugin not found in the catalog: ${type}`);
-    if (!info.mountable) throw badRequest(`${type} ${table === 'auth' ? 'credential' : 'secrets'} backend cannot be instantiated at another path`);
-    if ('version' in options && !info.validateOptions) throw badRequest(`secrets engine "${type}" does not allow setting a version`);
-    const finalOptions = info.validateOptions ? info.validateOptions(options, null) : Object.keys(options).length ? options : null;
+    let pluginVersion = '';
+    let plugin: PluginRef | null = null;
+    let finalOptions: Record<string, string> | null;
+    if (info) {
+      if (info.table !== table) throw badRequest(`plugin not found in the catalog: ${type}`);
+      if (!info.mountable) throw badRequest(`${type} ${table === 'auth' ? 'credential' : 'secrets'} backend cannot be instantiated at another path`);
+      pluginVersion = this.builtinVersion(table, type, params.plugin_version);
+      if ('version' in options && !info.validateOptions) throw badRequest(`secrets engine "${type}" does not allow setting a version`);
+      finalOptions = info.validateOptions ? info.validateOptions(options, null) : Object.keys(options).length ? options : null;
+    } else {
+      pluginVersion = canonicalVersion(params.plugin_version);
+      plugin = await this.resolvePlugin(table, type, pluginVersion);
+      if (!plugin) throw badRequest(`plugin not found in the catalog: ${type}`);
+      // A module that is missing or changed would only fail at its first request: refuse now.
+      const problem = await this.ports.plugins?.problem(type, plugin);
+      if (problem) throw badRequest(`cannot enable ${table === 'auth' ? 'auth method' : 'secrets engine'} ${JSON.stringify(type)}: ${problem}`);
+      // A plugin's options are its own business.
+      finalOptions = Object.keys(options).length ? options : null;
+    }
     const config = parseConfigInput(params.config, table, type);
     validateTTLs(config.default_lease_ttl ?? 0, config.max_lease_ttl ?? 0);
     if (table === 'mounts' && PROTECTED_SECRET_PATHS.some((p) => path.startsWith(p))) throw badRequest(`cannot mount "${path}"`);
@@ -249,11 +328,12 @@ export class MountService {
         sealWrap: params.seal_wrap,
         externalEntropyAccess: params.external_entropy_access,
         options: finalOptions,
-        pluginVersion: params.plugin_version,
+        pluginVersion,
+        ...(plugin ? { plugin } : {}),
         config: { default_lease_ttl: 0, max_lease_ttl: 0, force_no_cache: false, ...config },
       });
       // The object is ready before the table names it, so a routed request never finds it empty.
-      if (info.ownObject) await this.ports.provision(entry);
+      if (this.ownsObject(entry)) await this.ports.provision(entry);
       t[table].push(entry);
     });
   }
@@ -264,7 +344,7 @@ export class MountService {
     if (table === 'mounts' && PROTECTED_SECRET_PATHS.includes(path)) throw badRequest(`cannot unmount "${path}"`);
     const removed = await this.lock.run(async () => (await this.load())[table].find((e) => e.path === path) ?? null);
     if (!removed) return;
-    const ownObject = this.ports.typeInfo(removed.type)?.ownObject;
+    const ownObject = this.ownsObject(removed);
     // Leases first (Vault revokes a mount's leases on unmount): if that fails, nothing changes.
     const failure = ownObject ? await this.ports.revokeLeases(removed) : null;
     if (failure) throw badRequest(failure);
@@ -286,7 +366,22 @@ export class MountService {
       validateTTLs(next.default_lease_ttl, next.max_lease_ttl);
       entry.config = next;
       if (raw.description !== undefined) entry.description = String(raw.description);
-      if (raw.plugin_version !== undefined) entry.pluginVersion = String(raw.plugin_version);
+      if (raw.plugin_version !== undefined) {
+        const requested = String(raw.plugin_version ?? '');
+        if (entry.plugin) {
+          // Checked now, applied at the next reload (Vault's behaviour): the mount keeps running
+          // the entry it resolved until sys/plugins/reload names it.
+          const version = canonicalVersion(requested);
+          const next = await this.resolvePlugin(table, entry.type, version);
+          if (!next) throw badRequest(`plugin ${JSON.stringify(entry.type)} is no longer in the catalog`);
+          entry.pluginVersion = version;
+          if (next.version !== entry.plugin.version || next.sha256 !== entry.plugin.sha256) {
+            warnings.push(`plugin_version takes effect when the mount is reloaded (sys/plugins/reload/backend); it runs ${entry.plugin.version || 'the unversioned entry'} until then`);
+          }
+        } else {
+          entry.pluginVersion = this.builtinVersion(table, entry.type, requested);
+        }
+      }
       if (raw.options !== undefined) {
         const given = convertField('string-map', raw.options) as Record<string, string>;
         const info = this.ports.typeInfo(entry.type);
@@ -299,9 +394,63 @@ export class MountService {
         entry.options = info?.validateOptions ? info.validateOptions(merged, entry.options) : Object.keys(merged).length ? merged : null;
       }
       entry.revision = (entry.revision ?? 0) + 1;
-      if (this.ports.typeInfo(entry.type)?.ownObject) await this.ports.provision(entry);
+      if (this.ownsObject(entry)) await this.ports.provision(entry);
     });
     return warnings;
+  }
+
+  /**
+   * sys/plugins/reload: re-resolves the catalog entry of every plugin mount the target names (its
+   * plugin_version, else the pin, else the unversioned entry), bumps its revision and provisions its
+   * object again, which loads the plugin anew. Built-in mounts named count as reloaded with nothing
+   * to do. All or nothing: a mount that cannot be resolved or found fails the whole reload.
+   */
+  async reload(target: ReloadTarget): Promise<ReloadedMount[]> {
+    const results: ReloadedMount[] = [];
+    await this.mutate(async (t) => {
+      const chosen = 'mounts' in target ? this.namedMounts(t, target.mounts) : this.mountsOfPlugin(t, target.plugin, target.type);
+      const next = new Map<MountEntry, PluginRef>();
+      for (const e of chosen) {
+        if (!e.plugin) continue;
+        const ref = await this.resolvePlugin(e.table, e.type, e.pluginVersion);
+        if (!ref) throw badRequest(`cannot reload ${routePrefix(e)}: plugin ${JSON.stringify(e.type)} is no longer in the catalog`);
+        next.set(e, ref);
+      }
+      for (const e of chosen) {
+        const ref = next.get(e);
+        if (!ref) {
+          results.push({ prefix: routePrefix(e) });
+          continue;
+        }
+        e.plugin = ref;
+        e.revision = (e.revision ?? 0) + 1;
+        await this.ports.provision(e);
+        const problem = await this.ports.plugins?.problem(e.type, ref);
+        results.push({ prefix: routePrefix(e), plugin: ref, ...(problem ? { problem } : {}) });
+      }
+    });
+    return results;
+  }
+
+  /** Mounts named as Vault's reload takes them: "name", "name/", "auth/name", "sys/auth/name". */
+  private namedMounts(t: Tables, raw: string[]): MountEntry[] {
+    const out: MountEntry[] = [];
+    for (const given of raw) {
+      let p = given.trim().replace(/^\/+/, '');
+      if (p.startsWith('sys/auth/')) p = p.slice('sys/'.length);
+      const table: MountTable = p.startsWith('auth/') ? 'auth' : 'mounts';
+      const rel = (table === 'auth' ? p.slice('auth/'.length) : p).replace(/\/*$/, '/');
+      const entry = rel === '/' ? undefined : t[table].find((e) => e.path === rel);
+      if (!entry) throw badRequest(`cannot fetch mount entry on ${JSON.stringify(rel === '/' ? given : table === 'auth' ? `auth/${rel}` : rel)}`);
+      if (!out.includes(entry)) out.push(entry);
+    }
+    return out;
+  }
+
+  /** Every mount of a plugin (or built-in type) by name; `type` narrows the table. */
+  private mountsOfPlugin(t: Tables, name: string, type: PluginType | 'unknown'): MountEntry[] {
+    const tables: MountTable[] = type === 'auth' ? ['auth'] : type === 'secret' ? ['mounts'] : type === 'unknown' ? ['mounts', 'auth'] : [];
+    return tables.flatMap((table) => t[table].filter((e) => e.type === name));
   }
 
   async remount(rawFrom: string, rawTo: string, now = Date.now()): Promise<string> {
@@ -325,7 +474,7 @@ export class MountService {
       assertNoConflict(to, this.allPrefixes(t, entry));
       entry.path = toPath;
       entry.revision = (entry.revision ?? 0) + 1;
-      if (this.ports.typeInfo(entry.type)?.ownObject) await this.ports.provision(entry);
+      if (this.ownsObject(entry)) await this.ports.provision(entry);
     });
     await putJSON(this.storage, REMOUNT_PREFIX + id, {
       source_mount: from,

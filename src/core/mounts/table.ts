@@ -1,6 +1,7 @@
 // Mount tables: the model, path rules, and the JSON shapes of sys/mounts and sys/auth.
 
 import { badRequest } from '../../framework/errors';
+import type { PluginRef } from '../plugins/entry';
 import { BUILTIN_PLUGIN_VERSION } from '../version';
 
 export type MountTable = 'mounts' | 'auth';
@@ -32,6 +33,8 @@ export interface MountEntry {
   externalEntropyAccess: boolean;
   options: Record<string, string> | null;
   pluginVersion: string;
+  /** For a mount of a catalog plugin (type = the plugin's name): the version it runs. */
+  plugin?: PluginRef;
   config: MountConfig;
   /**
    * Bumped whenever the entry changes (tune, remount). Requests carry the revision of the route
@@ -116,22 +119,27 @@ function configInfo(e: MountEntry): Record<string, unknown> {
   return out;
 }
 
-/** One mount as GET sys/mounts and GET sys/mounts/:path show it. */
-export function mountInfo(e: MountEntry): Record<string, unknown> {
+/**
+ * One mount as GET sys/mounts and GET sys/mounts/:path show it. A catalog plugin's mount shows the
+ * version and sha256 it runs (and no deprecation_status, as Vault shows external plugins), plus
+ * Coffer's plugin_status / plugin_error when the caller computed them (../plugins/directory.ts).
+ */
+export function mountInfo(e: MountEntry, plugin?: { plugin_status: string; plugin_error?: string }): Record<string, unknown> {
   return {
     accessor: e.accessor,
     config: configInfo(e),
-    deprecation_status: 'supported',
+    ...(e.plugin ? {} : { deprecation_status: 'supported' }),
     description: e.description,
     external_entropy_access: e.externalEntropyAccess,
     local: e.local,
     options: e.options,
     plugin_version: e.pluginVersion,
-    running_plugin_version: BUILTIN_PLUGIN_VERSION,
-    running_sha256: '',
+    running_plugin_version: e.plugin ? e.plugin.version : BUILTIN_PLUGIN_VERSION,
+    running_sha256: e.plugin ? e.plugin.sha256 : '',
     seal_wrap: e.sealWrap,
     type: e.type,
     uuid: e.uuid,
+    ...(e.plugin && plugin ? plugin : {}),
   };
 }
 

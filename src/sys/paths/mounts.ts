@@ -1,7 +1,8 @@
 // sys/mounts, sys/auth (with tune), sys/remount.
 
 import type { EnableParams } from '../../core/mounts/service';
-import { mountInfo, tuneInfo, type MountTable } from '../../core/mounts/table';
+import { mountInfo, tuneInfo, type MountEntry, type MountTable } from '../../core/mounts/table';
+import { pluginStatuses } from '../../core/plugins/directory';
 import type { PathDef } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
@@ -16,8 +17,8 @@ const enableFields: FieldSchemas = {
   local: { type: 'bool', description: 'Not replicated to other clusters.' },
   seal_wrap: { type: 'bool', description: 'Accepted for compatibility; every value is already behind the barrier.' },
   external_entropy_access: { type: 'bool', description: 'Accepted for compatibility.' },
-  plugin_version: { type: 'string', description: 'Pinned plugin version.' },
-  plugin_name: { type: 'string', description: 'Legacy alias of type.' },
+  plugin_version: { type: 'string', description: 'The catalog version to run (catalog plugins; built-ins accept only their own version).' },
+  plugin_name: { type: 'string', description: 'With type "plugin" (legacy form): the catalog plugin to mount.' },
 };
 
 const tuneFields: FieldSchemas = {
@@ -41,6 +42,7 @@ const tuneFields: FieldSchemas = {
 function enableParams(f: FieldData): EnableParams {
   return {
     type: f.get<string>('type') || f.get<string>('plugin_name'),
+    plugin_name: f.get<string>('plugin_name'),
     description: f.get<string>('description'),
     config: f.get<Record<string, unknown>>('config'),
     options: f.get<Record<string, string>>('options'),
@@ -49,6 +51,12 @@ function enableParams(f: FieldData): EnableParams {
     external_entropy_access: f.get<boolean>('external_entropy_access'),
     plugin_version: f.get<string>('plugin_version'),
   };
+}
+
+/** mountInfo with, for catalog plugin mounts, whether their module can run now (hashed per listing). */
+function infoWithStatus(s: SystemServices): (e: MountEntry) => Promise<Record<string, unknown>> {
+  const status = pluginStatuses(s.plugins.directory);
+  return async (e) => mountInfo(e, e.plugin ? await status(e.type, e.plugin) : undefined);
 }
 
 function tablePaths(s: SystemServices, table: MountTable, base: 'mounts' | 'auth'): PathDef[] {
@@ -83,7 +91,7 @@ function tablePaths(s: SystemServices, table: MountTable, base: 'mounts' | 'auth
         read: async (_req, f) => {
           const entry = await s.mounts.get(table, f.get('path'));
           if (!entry) throw missing(f.get('path'));
-          return { data: mountInfo(entry) };
+          return { data: await infoWithStatus(s)(entry) };
         },
         update: async (_req, f) => {
           await s.mounts.enable(table, f.get('path'), enableParams(f));
@@ -101,7 +109,8 @@ function tablePaths(s: SystemServices, table: MountTable, base: 'mounts' | 'auth
       operations: {
         read: async () => {
           const data: Record<string, unknown> = {};
-          for (const e of await s.mounts.list(table)) data[e.path] = mountInfo(e);
+          const info = infoWithStatus(s);
+          for (const e of await s.mounts.list(table)) data[e.path] = await info(e);
           return { data };
         },
       },
