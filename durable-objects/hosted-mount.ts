@@ -65,13 +65,15 @@ export class HostedMount implements Host {
   readonly barrier: BarrierStorage;
   readonly engineStorage: Storage;
 
+  /** `plugin`: the Backend of a catalog plugin's isolate (plugin-runtime.ts), for such a mount. */
   constructor(
     readonly entry: MountEntry,
     site: MountSite,
+    plugin?: Backend,
   ) {
-    const type = backendType(entry.type);
-    if (!type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
-    const backend = (this.backend = type.create(entry.options, site.backendHost));
+    const type = plugin ? null : backendType(entry.type);
+    if (!plugin && !type?.create) throw new Error(`mount type ${entry.type} cannot run in a MountObject`);
+    const backend = (this.backend = plugin ?? type!.create!(entry.options, site.backendHost));
     const mountPoint = routePrefix(entry);
     this.mount = {
       mountPoint,

@@ -24,9 +24,12 @@ import type { LeaseCall } from './mount-lease-calls';
 import { mountSite, type MountParts } from './mount-site';
 import { announceIdentityChange, identityLoginOn, identityViewsOn } from './mount-identity';
 import { ObjectStorage } from './object-storage';
+import { loadPlugin } from './plugin-runtime';
 import { LATEST_ALARM } from './sqlite-physical';
 
 const ENTRY_KEY = 'core/mount-entry';
+/** How soon the alarm tries again a plugin mount whose plugin did not load. */
+const PLUGIN_RETRY_MS = 60_000;
 
 const earliest = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
 
@@ -43,6 +46,8 @@ export class MountObject extends DurableObject<Env> implements MountContract {
   readonly #metrics = new MetricsRegistry();
   #entry: MountEntry | null | undefined;
   #hosted: HostedMount | null = null;
+  /** A plugin mount's isolate being loaded for this entry (plugin-runtime.ts). */
+  #loading: { entry: MountEntry; hosted: Promise<HostedMount> } | null = null;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -73,10 +78,12 @@ export class MountObject extends DurableObject<Env> implements MountContract {
   }
 
   #locate({ prefix, revision }: Route): HostedMount | WireResult | Promise<HostedMount | WireResult> {
-    const check = (entry: MountEntry | null): HostedMount | WireResult => {
+    const check = (entry: MountEntry | null): HostedMount | WireResult | Promise<HostedMount | WireResult> => {
       if (!entry) return { kind: 'gone' };
+      if (routePrefix(entry) !== prefix || (entry.revision ?? 0) !== revision) return { kind: 'gone' };
       const hosted = this.#host(entry);
-      return hosted.mount.mountPoint !== prefix || (entry.revision ?? 0) !== revision ? { kind: 'gone' } : hosted;
+      // A plugin that cannot be loaded (its file replaced, missing) answers its 500 to every request.
+      return hosted instanceof HostedMount ? hosted : hosted.catch((e: unknown) => errorResult(e));
     };
     return this.#entry === undefined ? this.#loadEntry().then(check) : check(this.#entry);
   }
@@ -86,16 +93,49 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     return this.#entry;
   }
 
-  /** The backend, mount context and lease manager for the current entry. */
-  #host(entry: MountEntry): HostedMount {
-    if (this.#hosted?.entry !== entry) this.#hosted = new HostedMount(entry, this.#site);
-    return this.#hosted;
+  /**
+   * The backend, mount context and lease manager for the current entry; a promise while a plugin
+   * mount's isolate loads (a failed load is tried again by the next caller).
+   */
+  #host(entry: MountEntry): HostedMount | Promise<HostedMount> {
+    if (this.#hosted?.entry === entry) return this.#hosted;
+    const plugin = entry.plugin;
+    if (!plugin) return (this.#hosted = new HostedMount(entry, this.#site));
+    if (this.#loading?.entry !== entry) {
+      const loading = {
+        entry,
+        hosted: loadPlugin(this.env, { uuid: entry.uuid, type: entry.type, mountPoint: routePrefix(entry), revision: entry.revision ?? 0, plugin }).then(
+          (backend) => {
+            const hosted = new HostedMount(entry, this.#site, backend);
+            if (this.#entry === entry) this.#hosted = hosted;
+            return hosted;
+          },
+          (e: unknown) => {
+            if (this.#loading === loading) this.#loading = null;
+            throw e;
+          },
+        ),
+      };
+      this.#loading = loading;
+    }
+    return this.#loading.hosted;
   }
 
   async #hostedNow(): Promise<HostedMount> {
     const entry = await this.#loadEntry();
     if (!entry) throw badRequest('mount not found');
-    return this.#host(entry);
+    return await this.#host(entry);
+  }
+
+  /** The hosted mount for timed work; a plugin that cannot load now is tried again in a minute. */
+  async #hostOrRetry(entry: MountEntry): Promise<HostedMount | null> {
+    try {
+      return await this.#host(entry);
+    } catch (e) {
+      console.error(`mount ${routePrefix(entry)}: ${e instanceof Error ? e.message : String(e)}; its timed work waits`);
+      await this.#wakeAt(Date.now() + PLUGIN_RETRY_MS);
+      return null;
+    }
   }
 
   async #wakeAt(when: number): Promise<void> {
@@ -110,7 +150,8 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     const entry = await this.#loadEntry().catch(() => null);
     if (!entry) return;
     if (entry.type === 'identity') await this.writes.run(() => this.#announceIdentityChange());
-    const hosted = this.#host(entry);
+    const hosted = await this.#hostOrRetry(entry);
+    if (!hosted) return;
     const next = await this.writes.run(async () => earliest(await hosted.leases.tick(), await hosted.periodic()));
     if (next !== null) await this.#wakeAt(next);
   }
@@ -121,10 +162,12 @@ export class MountObject extends DurableObject<Env> implements MountContract {
       const previous = await this.#loadEntry();
       await putJSON(this.#storage.barrier, ENTRY_KEY, entry);
       this.#entry = entry;
+      // A plugin is loaded by its first request or the alarm: a provision never fails on its file.
+      const hosted = entry.plugin ? null : (this.#host(entry) as HostedMount);
       // A backend with timed work may have some to do under its new settings (kv tuned to v2: the upgrade).
-      if (this.#host(entry).backend.periodic) await this.#wakeAt(Date.now());
+      if (!hosted || hosted.backend.periodic) await this.#wakeAt(Date.now());
       // A moved mount's leases carry the new path in their ids, as in Vault.
-      if (previous && routePrefix(previous) !== routePrefix(entry)) await this.#host(entry).leases.rebase(routePrefix(previous));
+      if (previous && routePrefix(previous) !== routePrefix(entry)) await (hosted ?? (await this.#host(entry))).leases.rebase(routePrefix(previous));
     });
   }
 
@@ -136,7 +179,13 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     return this.writes.run(async () => {
       const entry = await this.#loadEntry();
       if (!entry) return null;
-      const { failed } = await this.#host(entry).leases.revokePrefix(routePrefix(entry), false);
+      // A plugin that cannot load cannot revoke: without leases the mount may still go.
+      const hosted = await Promise.resolve(this.#host(entry)).catch((e: unknown) => e);
+      if (!(hosted instanceof HostedMount)) {
+        if (this.#storage.physical.count(LEASES_PREFIX) === 0) return null;
+        return `the mount's leases cannot be revoked: ${hosted instanceof Error ? hosted.message : String(hosted)}`;
+      }
+      const { failed } = await hosted.leases.revokePrefix(routePrefix(entry), false);
       return failed.length > 0 ? `failed to revoke ${failed.length} lease(s) under ${routePrefix(entry)}; the mount was not disabled` : null;
     });
   }
@@ -228,7 +277,7 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     await this.writes.run(async () => {
       const entry = await this.#loadEntry();
       if (!entry) return;
-      const hosted = this.#host(entry);
+      const hosted = await this.#host(entry);
       await hosted.leases.revokeToken(accessor);
       if (hosted.backend.forgetToken) {
         await hosted.backend.forgetToken(accessor, hosted.engineStorage);
@@ -252,8 +301,8 @@ export class MountObject extends DurableObject<Env> implements MountContract {
 
   async #identityStorage(): Promise<HostedMount> {
     const entry = await this.#loadEntry();
-    if (entry?.type !== 'identity') throw new Error('this object does not host the identity mount');
-    return this.#host(entry);
+    if (entry?.type !== 'identity' || entry.plugin) throw new Error('this object does not host the identity mount');
+    return await this.#host(entry);
   }
 
   /** Tells the SystemObject about a committed identity change (retried from the alarm until it hears). */
@@ -269,7 +318,7 @@ export class MountObject extends DurableObject<Env> implements MountContract {
     try {
       const entry = await this.#loadEntry();
       if (!entry) throw badRequest('invalid token');
-      const hosted = this.#host(entry);
+      const hosted = await this.#host(entry);
       if (hosted.mount.mountPoint !== prefix) throw badRequest('invalid token');
       const mountMaxTTL = hosted.mount.mountConfig.maxLeaseTTL;
       if (!hosted.backend.renewLogin) return { ok: true, limits: { ttl: 0, maxTtl: 0, period: 0 }, mountMaxTTL };

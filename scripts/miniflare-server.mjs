@@ -46,6 +46,8 @@ export async function serve({ configPath, scriptPath, port, persistDir, bindings
     compatibilityFlags: config.compatibility_flags,
     durableObjects,
     durableObjectsPersist: persistDir === false ? false : persistDir,
+    // The Worker Loader (plugins run in isolates it makes).
+    workerLoaders: Object.fromEntries((config.worker_loaders ?? []).map((b) => [b.binding, {}])),
     bindings: { ...config.vars, ...bindings },
     ...(Object.keys(serviceBindings).length ? { serviceBindings } : {}),
     // A local placeholder for request.cf: Miniflare would otherwise fetch one from the internet

@@ -7,7 +7,8 @@
 // COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`),
 // GOOGLE_ADMIN_API_URL, MICROSOFT_GRAPH_URL, REQUEST_READ_TIMEOUT_MS, TRANSIT_BATCH_CPU_BUDGET_MS,
 // AZURE_AUTHORITY_HOST, AZURE_KEYVAULT_URL, GOOGLE_CLOUDKMS_URL
-// (passed on to the Worker).
+// (passed on to the Worker), COFFER_PLUGIN_DIR (the plugin directory catalog commands name; by
+// default <COFFER_DATA_DIR>/plugins, created owner-only).
 // HSM keys (scripts/hsm-local.mjs): COFFER_HSM_BRIDGE=softhsm2 starts the HSM bridge on a SoftHSM2
 // token kept under <COFFER_DATA_DIR>/hsm/; or COFFER_HSM_BRIDGE_URL with COFFER_HSM_BRIDGE_CLIENT_CERT,
 // COFFER_HSM_BRIDGE_CLIENT_KEY and COFFER_HSM_BRIDGE_CA (PEM files) use a bridge run elsewhere.
@@ -25,6 +26,7 @@ import path from 'node:path';
 import { initialise, isInitialised } from './first-start.mjs';
 import { externalBridge, hsmBridgeMode, SEAL_KEY_LABEL, sealBindings, startLocalBridge } from './hsm-local.mjs';
 import { build, ROOT, serve } from './miniflare-server.mjs';
+import { pluginDirectory, pluginDirService } from './plugin-dir.mjs';
 
 const port = Number(process.env.PORT ?? 8200);
 const dataDir = path.resolve(process.env.COFFER_DATA_DIR ?? path.join(ROOT, '.coffer/data'));
@@ -143,7 +145,7 @@ async function main() {
     logLevel,
     inspectorPort: process.env.COFFER_INSPECTOR_PORT ? Number(process.env.COFFER_INSPECTOR_PORT) : undefined,
     bindings: { ...sealVars, ...(devRootToken ? { DEV_ROOT_TOKEN: devRootToken } : {}), ...apiOverrides(), ...(hsm?.bindings ?? {}) },
-    serviceBindings: hsm?.serviceBindings ?? {},
+    serviceBindings: { ...(hsm?.serviceBindings ?? {}), PLUGIN_DIR: pluginDirService(pluginDirectory(dataDir)) },
   });
 
   let stopping = false;

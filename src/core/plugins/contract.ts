@@ -1,0 +1,106 @@
+// The RPC contract between a hosting MountObject and a plugin's isolate (plugins/sdk/ implements
+// the plugin side). Everything crossing it is structured-clonable data, or a capability the host
+// hands over for one call (storage, logging). The plugin never sees tokens, the keyring or other
+// mounts: a request arrives as its logical data only.
+
+import type { LeaseView, LoginAuth, LogicalResponse, Operation, RenewLimits } from '../../framework/backend';
+import type { FieldSchemas } from '../../framework/fields';
+
+/** Bumped when the contract changes incompatibly; a plugin built for another one is refused. */
+export const PLUGIN_CONTRACT_VERSION = 1;
+
+/** One path of the plugin's Backend, as data (the host matches, authorises and parses fields). */
+export interface PluginPathSpec {
+  pattern: string;
+  fields?: FieldSchemas;
+  operations: Operation[];
+  existenceCheck: boolean;
+  /** The create handler is the update handler (the pipeline may then skip the existence check). */
+  createIsUpdate?: boolean;
+  updateWhenCreateDenied?: boolean;
+  arbitraryData?: boolean;
+  summary?: string;
+}
+
+/** What the plugin's Backend is, as the host needs to know it before any request. */
+export interface PluginDescription {
+  contract: number;
+  /** The Backend's type (informational; the mount's type is the catalog name). */
+  type: string;
+  paths: PluginPathSpec[];
+  unauthenticatedPaths?: string[];
+  sudoPaths?: string[];
+  writingReadPaths?: string[];
+  storageFreeWritePaths?: string[];
+  /** Names of the secret types it issues leases for, and whether each renews by itself. */
+  secretTypes: Record<string, { renew: boolean }>;
+  periodic: boolean;
+  renewLogin: boolean;
+}
+
+/** The caller as a plugin sees it: no token, no accessor. */
+export interface PluginCaller {
+  displayName: string;
+  entityId: string;
+  policies: string[];
+  tokenType: 'service' | 'batch';
+}
+
+/** A request's logical data (LogicalRequest without storage, token or host hooks). */
+export interface PluginRequest {
+  id: string;
+  operation: Operation;
+  path: string;
+  mountPoint: string;
+  mountType: string;
+  mountAccessor: string;
+  mountConfig: { defaultLeaseTTL: number; maxLeaseTTL: number };
+  mountOptions: Record<string, string>;
+  data: Record<string, unknown>;
+  auth: PluginCaller | null;
+  clientIP: string;
+  wrapTTL: number;
+}
+
+/** The barrier storage of the mount, for one call (Storage of src/framework/storage.ts). */
+export interface PluginStorage {
+  get(key: string): Promise<Uint8Array | null>;
+  put(key: string, value: Uint8Array): Promise<void>;
+  delete(key: string): Promise<void>;
+  list(prefix: string): Promise<string[]>;
+  scan(prefix: string, after: string, limit: number): Promise<string[]>;
+}
+
+/** Where a plugin's log lines go (the hosting object's log, prefixed with the mount). */
+export interface PluginLog {
+  log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
+}
+
+/**
+ * A plugin call's result. Errors travel as data: RPC keeps only an Error's message, and the host
+ * must tell a plugin's 4xx (CofferError) from a crash.
+ */
+export type PluginResult<T> = { ok: true; value: T } | { ok: false; status: number; errors: string[] } | { ok: false; crash: string };
+
+/** The entrypoint a plugin's isolate exports (the SDK's definePlugin builds it). */
+export interface PluginEntrypoint {
+  describe(): Promise<PluginDescription>;
+  handle(path: number, request: PluginRequest, storage: PluginStorage, log: PluginLog): Promise<PluginResult<PluginReply>>;
+  exists(path: number, request: PluginRequest, storage: PluginStorage, log: PluginLog): Promise<PluginResult<boolean>>;
+  periodic(storage: PluginStorage, now: number, log: PluginLog): Promise<PluginResult<number | null>>;
+  revoke(type: string, lease: LeaseView, storage: PluginStorage, log: PluginLog): Promise<PluginResult<null>>;
+  renew(type: string, lease: LeaseView, ttl: number, storage: PluginStorage, log: PluginLog): Promise<PluginResult<number | null>>;
+  renewLogin(role: string, storage: PluginStorage, log: PluginLog): Promise<PluginResult<RenewLimits>>;
+}
+
+/** A handled request: the response, and when the handler asked the periodic work to run (LogicalRequest.wakeAt). */
+export interface PluginReply {
+  response: PluginResponse | null;
+  wakeAt: number | null;
+}
+
+/** What a plugin handler may answer: LogicalResponse's data-only parts. */
+export type PluginResponse = Pick<LogicalResponse, 'data' | 'warnings' | 'lease' | 'secret' | 'status'> & {
+  login?: LoginAuth;
+  raw?: { status: number; body?: unknown; contentType?: string };
+};
