@@ -23,6 +23,7 @@ import { startAwsEmulator } from '../emulators/aws-iam-sts/server';
 import { startKmsEmulator } from '../emulators/aws-kms/server';
 import { startAzureEmulator } from '../emulators/azure-keyvault/server';
 import { startGcpKmsEmulator } from '../emulators/gcp-kms/server';
+import { buildTestPlugins } from '../global/plugins';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -42,6 +43,8 @@ declare module 'vitest' {
      * Google Cloud KMS (the launcher's GOOGLE_CLOUDKMS_URL; projects by name).
      */
     cloudKms: { aws: string; azure: string; gcp: string };
+    /** The launcher's plugin directory, and the plugins built into it (command = `<name>.js`). */
+    clientPlugins: { dir: string; sha256: Record<'totp' | 'userpass' | 'misbehave', string> };
   }
 }
 
@@ -96,6 +99,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const aws = await startAwsEmulator();
   const [awsKms, azure, gcp] = await Promise.all([startKmsEmulator(), startAzureEmulator(), startGcpKmsEmulator()]);
   const dataDir = tempDir('coffer-clients-');
+  // The plugins, built into the launcher's default plugin directory before it starts.
+  const pluginDir = path.join(dataDir, 'plugins');
+  const plugins = await buildTestPlugins(pluginDir);
   // With a local HSM bridge on SoftHSM2, so that clients can use pkcs11 managed keys; the Worker
   // reaches Entra ID, Key Vault and Cloud KMS at the emulators.
   const server = await startLauncher(dataDir, {
@@ -110,6 +116,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('clientHelper', helper.url);
   project.provide('awsEmulator', aws.base);
   project.provide('cloudKms', { aws: awsKms.base, azure: azure.base, gcp: gcp.base });
+  project.provide('clientPlugins', { dir: pluginDir, sha256: { totp: plugins.totp.sha256, userpass: plugins.userpass.sha256, misbehave: plugins.misbehave.sha256 } });
   project.provide('cofferHsm', { library: LIBRARY, tokenLabel: TOKEN_LABEL, pin: readFileSync(path.join(dataDir, 'hsm', 'pin'), 'utf8').trim() });
   return async () => {
     await server.stop('SIGTERM');

@@ -9,6 +9,7 @@ const PARALLEL = 3;
 const coffer = inject('coffer');
 const hsm = inject('cofferHsm');
 const cloudKms = inject('cloudKms');
+const plugins = inject('clientPlugins');
 const target = {
   ...coffer,
   extra: {
@@ -24,6 +25,11 @@ const target = {
     AWS_KMS_EMULATOR: cloudKms.aws,
     AZURE_EMULATOR: cloudKms.azure,
     GCP_KMS_EMULATOR: cloudKms.gcp,
+    // The launcher's plugin directory and the sha256 of the plugins built into it.
+    PLUGIN_DIR: plugins.dir,
+    TOTP_SHA256: plugins.sha256.totp,
+    USERPASS_SHA256: plugins.sha256.userpass,
+    MISBEHAVE_SHA256: plugins.sha256.misbehave,
   },
 };
 
