@@ -3,7 +3,7 @@
 // with the same Miniflare settings. Writes bench/results/latest.json.
 //
 // BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
-// BENCH_ONLY=<text> runs only the scenarios whose name contains it (baselines always run).
+// BENCH_ONLY=<text>[|<text>…] runs only the scenarios whose name contains one of them (baselines always run).
 
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -69,7 +69,8 @@ async function main() {
     const before = await measureBaselines();
     const results = [];
     const requests = new Map();
-    for (const s of SCENARIOS.filter((sc) => !process.env.BENCH_ONLY || sc.name.includes(process.env.BENCH_ONLY))) {
+    const only = process.env.BENCH_ONLY?.split("|").filter(Boolean) ?? [];
+    for (const s of SCENARIOS.filter((sc) => only.length === 0 || only.some((o) => sc.name.includes(o)))) {
       const context = s.setup ? await s.setup(coffer.url, token, { dataDir: path.join(work, 'coffer') }) : undefined;
       requests.set(s.name, s.request(coffer.url, token, context));
       const result = { ...(await measure(s.name, requests.get(s.name))), target: s.target ?? null, relativeTo: s.relativeTo ?? null };

@@ -7,6 +7,7 @@
 
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildPlugin } from '../plugins/sdk/build.mjs';
 import { startAwsEmulatorProcess } from './aws-emulator.mjs';
 
 const json = (token) => ({ 'X-Vault-Token': token, 'Content-Type': 'application/json' });
@@ -249,6 +250,19 @@ export const SCENARIOS = [
       await call(url, token, 'POST', 'transit/keys/bench-p256', { type: 'ecdsa-p256' });
     },
     request: (url, token) => ({ url: `${url}/v1/transit/sign/bench-p256`, method: 'POST', headers: json(token), body: JSON.stringify({ input: SMALL_B64 }) }),
+  },
+  {
+    // A read served by a catalog plugin (plugins/totp) in its own isolate: the hop from the mount's
+    // object into the plugin and its storage calls back, against a built-in engine's read.
+    name: 'totp code generate (plugin)',
+    relativeTo: { scenario: 'KV v1 read', min: 0.6 },
+    setup: async (url, token, server) => {
+      const { sha256 } = await buildPlugin(path.join(import.meta.dirname, '../plugins/totp/src/index.ts'), path.join(server.dataDir, 'plugins', 'totp.js'));
+      await call(url, token, 'POST', 'sys/plugins/catalog/secret/totp', { sha256, command: 'totp.js' });
+      await ensureMount(url, token, 'totp', 'totp');
+      await call(url, token, 'POST', 'totp/keys/bench', { generate: true, issuer: 'Coffer', account_name: 'bench', qr_size: 0 });
+    },
+    request: (url, token) => ({ url: `${url}/v1/totp/code/bench`, headers: json(token) }),
   },
   {
     // The same signature made by a P-256 key in SoftHSM2, through the HSM bridge (mutual TLS).

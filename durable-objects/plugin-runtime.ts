@@ -7,7 +7,7 @@
 
 import { RpcTarget } from 'cloudflare:workers';
 import type { PluginRef } from '../src/core/plugins/entry';
-import type { PluginEntrypoint, PluginLog, PluginStorage } from '../src/core/plugins/contract';
+import type { PluginEntrypoint, PluginStorage } from '../src/core/plugins/contract';
 import { pluginLabel, problemText } from '../src/core/plugins/directory';
 import { instrumentPlugin } from '../src/core/plugins/instrument';
 import { pluginBackend } from '../src/core/plugins/proxy';
@@ -29,11 +29,14 @@ const COMPATIBILITY_DATE = '2025-09-01';
 /** Longest log line kept from a plugin. */
 const MAX_LOG_LINE = 4096;
 
-/** The mount's storage for one plugin call; dead once the call has ended. */
+/** The mount's storage and log for one plugin call; its storage is dead once the call has ended. */
 class StorageCapability extends RpcTarget implements PluginStorage {
   #inner: Storage | null;
 
-  constructor(inner: Storage) {
+  constructor(
+    inner: Storage,
+    readonly label: string,
+  ) {
     super();
     this.#inner = inner;
   }
@@ -62,23 +65,17 @@ class StorageCapability extends RpcTarget implements PluginStorage {
   revoke(): void {
     this.#inner = null;
   }
-}
-
-function checkKey(key: unknown, emptyOk = false): string {
-  if (typeof key !== 'string' || (!emptyOk && key === '')) throw new TypeError('storage keys must be non-empty strings');
-  return key;
-}
-
-class LogCapability extends RpcTarget implements PluginLog {
-  constructor(readonly label: string) {
-    super();
-  }
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {
     const line = `[${this.label}] ${String(message).slice(0, MAX_LOG_LINE)}`;
     if (level === 'error') console.error(line);
     else if (level === 'warn') console.warn(line);
     else console.log(line);
   }
+}
+
+function checkKey(key: unknown, emptyOk = false): string {
+  if (typeof key !== 'string' || (!emptyOk && key === '')) throw new TypeError('storage keys must be non-empty strings');
+  return key;
 }
 
 /** The K=V entries of a catalog env as the isolate's env. */
@@ -156,14 +153,13 @@ export async function loadPlugin(env: Env, mount: PluginMount): Promise<Backend>
   } finally {
     clearTimeout(timer);
   }
-  const log = new LogCapability(`${label} at ${mount.mountPoint}`);
+  const logLabel = `${label} at ${mount.mountPoint}`;
   return pluginBackend(mount.type, description, plugin, {
     label,
     storage: (storage) => {
-      const cap = new StorageCapability(storage);
+      const cap = new StorageCapability(storage, logLabel);
       return { value: cap, revoke: () => cap.revoke() };
     },
-    log,
     deadlineMs,
   });
 }

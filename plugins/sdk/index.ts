@@ -52,8 +52,8 @@ function authOf(req: PluginRequest): AuthContext | null {
   return { accessor: '', policies: a.policies, root: a.policies.includes('root'), displayName: a.displayName, entityId: a.entityId, tokenType: a.tokenType, boundCidrs: [] };
 }
 
-async function settle<T>(log: PluginLog, run: () => Promise<T>): Promise<PluginResult<T>> {
-  currentLog = log;
+async function settle<T>(host: PluginLog, run: () => Promise<T>): Promise<PluginResult<T>> {
+  currentLog = host;
   try {
     return { ok: true, value: await run() };
   } catch (e) {
@@ -121,8 +121,8 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       };
     }
 
-    handle(index: number, r: PluginRequest, cap: PluginStorage, log: PluginLog): Promise<PluginResult<PluginReply>> {
-      return settle(log, async () => {
+    handle(index: number, r: PluginRequest, cap: PluginStorage): Promise<PluginResult<PluginReply>> {
+      return settle(cap, async () => {
         const { req, fields, backend } = this.#request(index, r, cap);
         // The host schedules the periodic work the handler asks for.
         let wakeAt: number | null = null;
@@ -135,20 +135,20 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       });
     }
 
-    exists(index: number, r: PluginRequest, cap: PluginStorage, log: PluginLog): Promise<PluginResult<boolean>> {
-      return settle(log, async () => {
+    exists(index: number, r: PluginRequest, cap: PluginStorage): Promise<PluginResult<boolean>> {
+      return settle(cap, async () => {
         const { req, fields, backend } = this.#request(index, r, cap);
         const check = backend.paths[index]!.existenceCheck;
         return check ? await check(req, fields) : false;
       });
     }
 
-    periodic(cap: PluginStorage, now: number, log: PluginLog): Promise<PluginResult<number | null>> {
-      return settle(log, async () => (this.#b.periodic ? await this.#b.periodic(storageOf(cap), now) : null));
+    periodic(cap: PluginStorage, now: number): Promise<PluginResult<number | null>> {
+      return settle(cap, async () => (this.#b.periodic ? await this.#b.periodic(storageOf(cap), now) : null));
     }
 
-    revoke(type: string, lease: LeaseView, cap: PluginStorage, log: PluginLog): Promise<PluginResult<null>> {
-      return settle(log, async () => {
+    revoke(type: string, lease: LeaseView, cap: PluginStorage): Promise<PluginResult<null>> {
+      return settle(cap, async () => {
         const t = this.#b.secretTypes?.[type];
         if (!t) throw new Error(`unknown secret type ${type}`);
         await t.revoke(lease, storageOf(cap));
@@ -156,16 +156,16 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       });
     }
 
-    renew(type: string, lease: LeaseView, ttl: number, cap: PluginStorage, log: PluginLog): Promise<PluginResult<number | null>> {
-      return settle(log, async () => {
+    renew(type: string, lease: LeaseView, ttl: number, cap: PluginStorage): Promise<PluginResult<number | null>> {
+      return settle(cap, async () => {
         const t = this.#b.secretTypes?.[type];
         if (!t?.renew) throw new Error(`secret type ${type} does not renew`);
         return (await t.renew(lease, ttl, storageOf(cap))) ?? null;
       });
     }
 
-    renewLogin(role: string, cap: PluginStorage, log: PluginLog): Promise<PluginResult<RenewLimits>> {
-      return settle(log, async () => {
+    renewLogin(role: string, cap: PluginStorage): Promise<PluginResult<RenewLimits>> {
+      return settle(cap, async () => {
         if (!this.#b.renewLogin) throw new Error('this plugin does not renew logins');
         return await this.#b.renewLogin(storageOf(cap), role);
       });

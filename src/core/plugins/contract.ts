@@ -62,8 +62,11 @@ export interface PluginRequest {
   wrapTTL: number;
 }
 
-/** The barrier storage of the mount, for one call (Storage of src/framework/storage.ts). */
-export interface PluginStorage {
+/**
+ * What one call may use of its host: the mount's barrier storage (Storage of
+ * src/framework/storage.ts) and the mount's log. One capability, so a call exports one stub.
+ */
+export interface PluginStorage extends PluginLog {
   get(key: string): Promise<Uint8Array | null>;
   put(key: string, value: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
@@ -71,7 +74,7 @@ export interface PluginStorage {
   scan(prefix: string, after: string, limit: number): Promise<string[]>;
 }
 
-/** Where a plugin's log lines go (the hosting object's log, prefixed with the mount). */
+/** Where a plugin's log lines go (the hosting object's log, prefixed with the plugin and mount). */
 export interface PluginLog {
   log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void;
 }
@@ -85,12 +88,12 @@ export type PluginResult<T> = { ok: true; value: T } | { ok: false; status: numb
 /** The entrypoint a plugin's isolate exports (the SDK's definePlugin builds it). */
 export interface PluginEntrypoint {
   describe(): Promise<PluginDescription>;
-  handle(path: number, request: PluginRequest, storage: PluginStorage, log: PluginLog): Promise<PluginResult<PluginReply>>;
-  exists(path: number, request: PluginRequest, storage: PluginStorage, log: PluginLog): Promise<PluginResult<boolean>>;
-  periodic(storage: PluginStorage, now: number, log: PluginLog): Promise<PluginResult<number | null>>;
-  revoke(type: string, lease: LeaseView, storage: PluginStorage, log: PluginLog): Promise<PluginResult<null>>;
-  renew(type: string, lease: LeaseView, ttl: number, storage: PluginStorage, log: PluginLog): Promise<PluginResult<number | null>>;
-  renewLogin(role: string, storage: PluginStorage, log: PluginLog): Promise<PluginResult<RenewLimits>>;
+  handle(path: number, request: PluginRequest, storage: PluginStorage): Promise<PluginResult<PluginReply>>;
+  exists(path: number, request: PluginRequest, storage: PluginStorage): Promise<PluginResult<boolean>>;
+  periodic(storage: PluginStorage, now: number): Promise<PluginResult<number | null>>;
+  revoke(type: string, lease: LeaseView, storage: PluginStorage): Promise<PluginResult<null>>;
+  renew(type: string, lease: LeaseView, ttl: number, storage: PluginStorage): Promise<PluginResult<number | null>>;
+  renewLogin(role: string, storage: PluginStorage): Promise<PluginResult<RenewLimits>>;
 }
 
 /** A handled request: the response, and when the handler asked the periodic work to run (LogicalRequest.wakeAt). */

@@ -7,7 +7,7 @@ import type { Backend, LeaseView, LogicalRequest, LogicalResponse, PathDef, Secr
 import { CofferError } from '../../framework/errors';
 import type { FieldData } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
-import { PLUGIN_CONTRACT_VERSION, type PluginDescription, type PluginEntrypoint, type PluginLog, type PluginRequest, type PluginResult, type PluginStorage } from './contract';
+import { PLUGIN_CONTRACT_VERSION, type PluginDescription, type PluginEntrypoint, type PluginRequest, type PluginResult, type PluginStorage } from './contract';
 import { FUEL_EXHAUSTED } from './instrument';
 
 /** A capability handed to one call, and how the host takes it back. */
@@ -19,9 +19,8 @@ export interface Capability<T> {
 export interface ProxyPorts {
   /** The catalog name and version the mount runs (for messages). */
   label: string;
-  /** A storage capability over `storage` (an RpcTarget locally and in production). */
+  /** A capability over `storage` and the mount's log (an RpcTarget). */
   storage(storage: Storage): Capability<PluginStorage>;
-  log: PluginLog;
   /** How long one call may take before the host gives up on it (ms). */
   deadlineMs: number;
 }
@@ -91,7 +90,7 @@ export function pluginBackend(name: string, description: PluginDescription, plug
     // One function per operation, so the pipeline's create/update decision sees the plugin's own
     // (a shared function would tell it create and update are the same handler).
     const handler = () => async (req: LogicalRequest, _fields: FieldData): Promise<LogicalResponse | null> => {
-      const reply = await call(req.storage, `${req.operation} ${req.path}`, (cap) => plugin.handle(index, view(req), cap, ports.log));
+      const reply = await call(req.storage, `${req.operation} ${req.path}`, (cap) => plugin.handle(index, view(req), cap));
       if (reply.wakeAt !== null && typeof reply.wakeAt === 'number') req.wakeAt?.(reply.wakeAt);
       return reply.response;
     };
@@ -104,7 +103,7 @@ export function pluginBackend(name: string, description: PluginDescription, plug
       arbitraryData: spec.arbitraryData,
       updateWhenCreateDenied: spec.updateWhenCreateDenied,
       operations,
-      existenceCheck: spec.existenceCheck ? (req) => call(req.storage, `existence check of ${req.path}`, (cap) => plugin.exists(index, view(req), cap, ports.log)) : undefined,
+      existenceCheck: spec.existenceCheck ? (req) => call(req.storage, `existence check of ${req.path}`, (cap) => plugin.exists(index, view(req), cap)) : undefined,
     };
   });
 
@@ -112,9 +111,9 @@ export function pluginBackend(name: string, description: PluginDescription, plug
   for (const [type, { renew }] of Object.entries(description.secretTypes ?? {})) {
     secretTypes[type] = {
       revoke: async (lease: LeaseView, storage: Storage) => {
-        await call(storage, `revocation of ${lease.id}`, (cap) => plugin.revoke(type, lease, cap, ports.log));
+        await call(storage, `revocation of ${lease.id}`, (cap) => plugin.revoke(type, lease, cap));
       },
-      renew: renew ? async (lease, ttl, storage) => (await call(storage, `renewal of ${lease.id}`, (cap) => plugin.renew(type, lease, ttl, cap, ports.log))) ?? undefined : undefined,
+      renew: renew ? async (lease, ttl, storage) => (await call(storage, `renewal of ${lease.id}`, (cap) => plugin.renew(type, lease, ttl, cap))) ?? undefined : undefined,
     };
   }
 
@@ -126,7 +125,7 @@ export function pluginBackend(name: string, description: PluginDescription, plug
     writingReadPaths: description.writingReadPaths,
     storageFreeWritePaths: description.storageFreeWritePaths,
     secretTypes,
-    periodic: description.periodic ? (storage, now) => call(storage, 'periodic work', (cap) => plugin.periodic(cap, now, ports.log)) : undefined,
-    renewLogin: description.renewLogin ? (storage, role) => call(storage, 'login renewal', (cap) => plugin.renewLogin(role, cap, ports.log)) : undefined,
+    periodic: description.periodic ? (storage, now) => call(storage, 'periodic work', (cap) => plugin.periodic(cap, now)) : undefined,
+    renewLogin: description.renewLogin ? (storage, role) => call(storage, 'login renewal', (cap) => plugin.renewLogin(role, cap)) : undefined,
   };
 }
