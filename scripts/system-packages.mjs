@@ -13,6 +13,8 @@ export const SYSTEM_PACKAGES = [
   { name: 'python3-prometheus-client', present: ['/usr/bin/python3', '-c', 'import prometheus_client'] },
   // The PKCS#11 token the HSM bridge's tests run against (test/global/hsm-bridge.ts).
   { name: 'softhsm2', present: ['sh', '-c', 'command -v softhsm2-util && test -e /usr/lib/softhsm/libsofthsm2.so'] },
+  // The reference TOTP implementation the TOTP plugin's codes are checked against (test/clients).
+  { name: 'oathtool', present: ['sh', '-c', 'command -v oathtool'] },
   // node-gyp's toolchain: the bridge's pkcs11js is a native module built at install.
   { name: 'g++', present: ['sh', '-c', 'command -v g++'] },
   { name: 'make', present: ['sh', '-c', 'command -v make'] },
