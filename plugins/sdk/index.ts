@@ -34,16 +34,8 @@ export function log(level: 'debug' | 'info' | 'warn' | 'error', message: string)
   currentLog?.log(level, message);
 }
 
-/** Every key goes through the host, which keeps it inside the mount's barrier storage. */
-function storageOf(cap: PluginStorage): Storage {
-  return {
-    get: (k) => cap.get(k),
-    put: (k, v) => cap.put(k, v),
-    delete: (k) => cap.delete(k),
-    list: (p) => cap.list(p),
-    scan: (p, a, l) => cap.scan(p, a, l),
-  };
-}
+/** The capability is the Storage: every key goes through the host, which keeps it inside the mount's barrier storage. */
+const storageOf = (cap: PluginStorage): Storage => cap;
 
 function authOf(req: PluginRequest): AuthContext | null {
   const a = req.auth;

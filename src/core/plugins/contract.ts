@@ -3,7 +3,8 @@
 // hands over for one call (storage, logging). The plugin never sees tokens, the keyring or other
 // mounts: a request arrives as its logical data only.
 
-import type { LeaseView, LoginAuth, LogicalResponse, Operation, RenewLimits } from '../../framework/backend';
+import type { LeaseView, LoginAuth, LogicalRequest, LogicalResponse, Operation, RenewLimits } from '../../framework/backend';
+import type { Storage } from '../../framework/storage';
 import type { FieldSchemas } from '../../framework/fields';
 
 /** Bumped when the contract changes incompatibly; a plugin built for another one is refused. */
@@ -46,33 +47,16 @@ export interface PluginCaller {
   tokenType: 'service' | 'batch';
 }
 
-/** A request's logical data (LogicalRequest without storage, token or host hooks). */
-export interface PluginRequest {
-  id: string;
-  operation: Operation;
-  path: string;
-  mountPoint: string;
-  mountType: string;
-  mountAccessor: string;
-  mountConfig: { defaultLeaseTTL: number; maxLeaseTTL: number };
-  mountOptions: Record<string, string>;
-  data: Record<string, unknown>;
+/** A request's logical data (LogicalRequest without storage, token, headers or host hooks). */
+export type PluginRequest = Pick<LogicalRequest, 'id' | 'operation' | 'path' | 'mountPoint' | 'mountType' | 'mountAccessor' | 'mountConfig' | 'mountOptions' | 'data' | 'clientIP' | 'wrapTTL'> & {
   auth: PluginCaller | null;
-  clientIP: string;
-  wrapTTL: number;
-}
+};
 
 /**
  * What one call may use of its host: the mount's barrier storage (Storage of
  * src/framework/storage.ts) and the mount's log. One capability, so a call exports one stub.
  */
-export interface PluginStorage extends PluginLog {
-  get(key: string): Promise<Uint8Array | null>;
-  put(key: string, value: Uint8Array): Promise<void>;
-  delete(key: string): Promise<void>;
-  list(prefix: string): Promise<string[]>;
-  scan(prefix: string, after: string, limit: number): Promise<string[]>;
-}
+export interface PluginStorage extends Storage, PluginLog {}
 
 /** Where a plugin's log lines go (the hosting object's log, prefixed with the plugin and mount). */
 export interface PluginLog {
