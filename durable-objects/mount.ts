@@ -314,7 +314,7 @@ export class MountObject extends DurableObject<Env> implements MountContract {
    * Limits for renewing a token this auth mount's login issued (the method re-reads its role),
    * with the mount's maximum TTL. `prefix` is the route the token store found the mount by.
    */
-  async renewLogin(prefix: string, role: string): Promise<RenewReply> {
+  async renewLogin(prefix: string, role: string, tokenPolicies: string[]): Promise<RenewReply> {
     try {
       const entry = await this.#loadEntry();
       if (!entry) throw badRequest('invalid token');
@@ -322,7 +322,7 @@ export class MountObject extends DurableObject<Env> implements MountContract {
       if (hosted.mount.mountPoint !== prefix) throw badRequest('invalid token');
       const mountMaxTTL = hosted.mount.mountConfig.maxLeaseTTL;
       if (!hosted.backend.renewLogin) return { ok: true, limits: { ttl: 0, maxTtl: 0, period: 0 }, mountMaxTTL };
-      return { ok: true, limits: await hosted.backend.renewLogin(hosted.engineStorage, role), mountMaxTTL };
+      return { ok: true, limits: await hosted.backend.renewLogin(hosted.engineStorage, role, tokenPolicies), mountMaxTTL };
     } catch (e) {
       return errorReply(e, 'auth mount unavailable');
     }

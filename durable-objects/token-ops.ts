@@ -65,7 +65,7 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
     const route = findRoute((await systemStub(site.env).routes()) ?? [], entry.path);
     // The method's mount is gone: its tokens were revoked with it, or are about to be.
     if (route?.table !== 'auth') throw badRequest('invalid token');
-    const reply = await mountStub(site.env, route.uuid).renewLogin(route.prefix, entry.role);
+    const reply = await mountStub(site.env, route.uuid).renewLogin(route.prefix, entry.role, entry.policies);
     if (!reply.ok) throw new CofferError(reply.status, reply.errors);
     return { limits: reply.limits, mountMaxTTL: reply.mountMaxTTL };
   };

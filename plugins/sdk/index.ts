@@ -156,10 +156,10 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       });
     }
 
-    renewLogin(role: string, cap: PluginStorage): Promise<PluginResult<RenewLimits>> {
+    renewLogin(role: string, tokenPolicies: string[], cap: PluginStorage): Promise<PluginResult<RenewLimits>> {
       return settle(cap, async () => {
         if (!this.#b.renewLogin) throw new Error('this plugin does not renew logins');
-        return await this.#b.renewLogin(storageOf(cap), role);
+        return await this.#b.renewLogin(storageOf(cap), role, tokenPolicies);
       });
     }
   };

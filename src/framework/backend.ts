@@ -297,10 +297,10 @@ export interface Backend {
   periodic?(storage: Storage, now: number, mount?: PeriodicContext): Promise<number | null>;
   /**
    * For auth methods: the current limits for renewing a token one of its logins issued (Vault
-   * re-reads the role). Throws (a 4xx CofferError) when the token may no longer be renewed, e.g.
-   * its role was deleted. Absent: such tokens renew within the token's own limits.
+   * re-reads the role), given the token's policies. Throws (a 4xx CofferError) when the token may
+   * no longer be renewed, e.g. its role was deleted or grants other policies now. Absent: such tokens renew within the token's own limits.
    */
-  renewLogin?(storage: Storage, role: string): Promise<RenewLimits>;
+  renewLogin?(storage: Storage, role: string, tokenPolicies: readonly string[]): Promise<RenewLimits>;
 }
 
 /** What an auth method allows a renewal of one of its tokens (seconds; 0 = no limit of its own). */

@@ -75,7 +75,7 @@ export interface MountContract extends Notified, IdentityEndpoint {
   revokeTokenLeases(accessor: string): Promise<void>;
   /** A managed key was written or deleted: cached entries are stale. */
   managedKeysChanged(): Promise<void>;
-  renewLogin(prefix: string, role: string): Promise<RenewReply>;
+  renewLogin(prefix: string, role: string, tokenPolicies: string[]): Promise<RenewReply>;
 }
 
 export interface TokenStoreContract extends Notified, PeerShard {

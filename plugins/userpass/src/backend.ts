@@ -16,10 +16,18 @@ export function userpassBackend(): Backend {
     // the mount's writes while bcrypt runs.
     storageFreeWritePaths: ['login/*'],
     // Renewal re-reads the user (Vault's pathLoginRenew): its current ttl, max_ttl and period.
-    renewLogin: async (storage, username) => {
+    renewLogin: async (storage, username, tokenPolicies) => {
       const user = await loadUser(storage, username);
       if (!user) throw badRequest('user no longer exists');
+      // Vault's userpass: a token whose user now has other policies is not renewed.
+      if (!samePolicies(user.token.policies, tokenPolicies)) throw badRequest('policies have changed, not renewing');
       return { ttl: user.token.ttl, maxTtl: user.token.maxTtl, period: user.token.period };
     },
   };
+}
+
+/** Policy sets compared as Vault's EquivalentPolicies does: order and "default" do not matter. */
+function samePolicies(a: readonly string[], b: readonly string[]): boolean {
+  const norm = (list: readonly string[]) => [...new Set(list.filter((p) => p !== 'default'))].sort().join('\n');
+  return norm(a) === norm(b);
 }

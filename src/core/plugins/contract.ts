@@ -77,7 +77,7 @@ export interface PluginEntrypoint {
   periodic(storage: PluginStorage, now: number): Promise<PluginResult<number | null>>;
   revoke(type: string, lease: LeaseView, storage: PluginStorage): Promise<PluginResult<null>>;
   renew(type: string, lease: LeaseView, ttl: number, storage: PluginStorage): Promise<PluginResult<number | null>>;
-  renewLogin(role: string, storage: PluginStorage): Promise<PluginResult<RenewLimits>>;
+  renewLogin(role: string, tokenPolicies: string[], storage: PluginStorage): Promise<PluginResult<RenewLimits>>;
 }
 
 /** A handled request: the response, and when the handler asked the periodic work to run (LogicalRequest.wakeAt). */

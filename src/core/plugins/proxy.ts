@@ -126,6 +126,6 @@ export function pluginBackend(name: string, description: PluginDescription, plug
     storageFreeWritePaths: description.storageFreeWritePaths,
     secretTypes,
     periodic: description.periodic ? (storage, now) => call(storage, 'periodic work', (cap) => plugin.periodic(cap, now)) : undefined,
-    renewLogin: description.renewLogin ? (storage, role) => call(storage, 'login renewal', (cap) => plugin.renewLogin(role, cap)) : undefined,
+    renewLogin: description.renewLogin ? (storage, role, policies) => call(storage, 'login renewal', (cap) => plugin.renewLogin(role, [...policies], cap)) : undefined,
   };
 }

@@ -129,6 +129,11 @@ class Userpass(ClientTest):
         self.assertEqual(me["display_name"], "%s-ada" % self.path)
         renewed = client(token=auth["client_token"]).renew_self_token()
         self.assertTrue(renewed["auth"]["renewable"])
+        # The user's policies changed since the login: the plugin refuses the renewal, as Vault does.
+        self.vault.write("auth/%s/users/ada/policies" % self.path, token_policies=["default"])
+        with self.assertRaises(hvac.exceptions.InvalidRequest) as refused:
+            client(token=auth["client_token"]).renew_self_token()
+        self.assertIn("policies have changed, not renewing", str(refused.exception))
 
     def test_wrong_password_and_unknown_user_alike(self):
         self.vault.auth.userpass.create_or_update_user(username="bob", password="right", mount_point=self.path)

@@ -31,7 +31,7 @@ function engine() {
     const values = await Promise.all((await storage.list('user/')).map((k) => storage.get(`user/${k}`)));
     return values.map((v) => fromUtf8(v as Uint8Array)).join('\n');
   };
-  return { call, login, storedText, renew: (name: string) => backend.renewLogin!(storage, name) };
+  return { call, login, storedText, renew: (name: string, policies: string[] = ['default']) => backend.renewLogin!(storage, name, policies) };
 }
 
 /** Asserts the call fails with this status and exact message (none: Vault's empty 404). */
@@ -323,5 +323,14 @@ describe('renewal', () => {
     await call('write', 'users/ned', { password: 'pw' });
     await call('delete', 'users/ned');
     await fails(renew('ned'), 400, 'user no longer exists');
+  });
+
+  it("refuses to renew a token whose user now has other policies (order and default do not count)", async () => {
+    const { call, renew } = engine();
+    await call('write', 'users/oz', { password: 'pw', token_policies: ['b', 'a'] });
+    expect(await renew('oz', ['a', 'b', 'default'])).toMatchObject({ period: 0 });
+    await call('write', 'users/oz/policies', { token_policies: ['a'] });
+    await fails(renew('oz', ['a', 'b', 'default']), 400, 'policies have changed, not renewing');
+    expect(await renew('oz', ['default', 'a'])).toMatchObject({ period: 0 });
   });
 });
