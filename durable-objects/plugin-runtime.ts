@@ -78,9 +78,12 @@ function checkKey(key: unknown, emptyOk = false): string {
   return key;
 }
 
-/** The K=V entries of a catalog env as the isolate's env. */
-function envOf(entries: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
+/**
+ * The isolate's env: the catalog entry's K=V entries, and its args (a module has no command line)
+ * as the JSON list COFFER_PLUGIN_ARGS.
+ */
+function envOf(entries: string[], args: string[]): Record<string, string> {
+  const out: Record<string, string> = args.length > 0 ? { COFFER_PLUGIN_ARGS: JSON.stringify(args) } : {};
   for (const e of entries) {
     const i = e.indexOf('=');
     if (i > 0) out[e.slice(0, i)] = e.slice(i + 1);
@@ -114,7 +117,7 @@ export async function loadPlugin(env: Env, mount: PluginMount): Promise<Backend>
   if (!bytes) throw refuse({ ok: false, reason: 'missing' });
   const sha256 = await sha256Hex(bytes);
   if (sha256 !== ref.sha256) throw refuse({ ok: false, reason: 'mismatch', actual: sha256 });
-  const vars = envOf(ref.env);
+  const vars = envOf(ref.env, ref.args);
   let source: string;
   try {
     source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);

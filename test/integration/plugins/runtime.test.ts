@@ -14,8 +14,8 @@ async function ok(method: string, path: string, body?: unknown): Promise<ApiResu
   if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`);
   return r;
 }
-const register = (name: string, version: string, envVars: string[] = [], sha256 = bundles.misbehave.sha256) =>
-  ok('POST', `sys/plugins/catalog/secret/${name}`, { sha256, command: 'misbehave.js', version, env: envVars });
+const register = (name: string, version: string, envVars: string[] = [], args: string[] = []) =>
+  ok('POST', `sys/plugins/catalog/secret/${name}`, { sha256: bundles.misbehave.sha256, command: 'misbehave.js', version, env: envVars, args });
 const reload = (plugin: string) => ok('POST', 'sys/plugins/reload/backend', { plugin });
 
 beforeAll(async () => {
@@ -23,7 +23,7 @@ beforeAll(async () => {
   await env.PLUGINS!.put('misbehave.js', bundles.misbehave.source);
   await register('misbehave', 'v1.0.0', ['ECHO_VERSION=1']);
   await register('misbehave', 'v2.0.0', ['ECHO_VERSION=2']);
-  await register('misbehave', 'v3.0.0', ['ECHO_VERSION=3', 'COFFER_ALLOW_NETWORK=1', 'COFFER_CALL_DEADLINE_MS=1500']);
+  await register('misbehave', 'v3.0.0', ['ECHO_VERSION=3', 'COFFER_ALLOW_NETWORK=1', 'COFFER_CALL_DEADLINE_MS=1500'], ['--mode', 'strict']);
   await ok('POST', 'sys/mounts/mb', { type: 'misbehave', plugin_version: 'v1.0.0' });
   await ok('POST', 'sys/mounts/mb2', { type: 'misbehave', plugin_version: 'v1.0.0' });
   await ok('POST', 'sys/mounts/mb3', { type: 'misbehave', plugin_version: 'v3.0.0' });
@@ -60,7 +60,9 @@ describe('serving from the isolate', () => {
 
   it('gives the plugin the caller without its token', async () => {
     const r = await ok('GET', 'mb/version');
-    expect(r.body.data).toEqual({ version: '1', caller: 'root', policies: ['root'] });
+    expect(r.body.data).toEqual({ version: '1', args: '', caller: 'root', policies: ['root'] });
+    // A module has no command line: the catalog's args arrive as a JSON list in its env.
+    expect((await ok('GET', 'mb3/version')).body.data.args).toBe('["--mode","strict"]');
   });
 });
 

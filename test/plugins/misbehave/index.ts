@@ -39,7 +39,9 @@ function misbehave(env: PluginEnv): Backend {
       },
       {
         pattern: 'version',
-        operations: { read: async (req) => ({ data: { version: env.ECHO_VERSION ?? '', caller: req.auth?.displayName ?? '', policies: req.auth?.policies ?? [] } }) },
+        operations: {
+          read: async (req) => ({ data: { version: env.ECHO_VERSION ?? '', args: env.COFFER_PLUGIN_ARGS ?? '', caller: req.auth?.displayName ?? '', policies: req.auth?.policies ?? [] } }),
+        },
       },
       {
         pattern: 'loop',
