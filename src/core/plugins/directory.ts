@@ -13,7 +13,7 @@ export interface PluginDirectory {
 }
 
 export type FileCheck =
-  | { ok: true }
+  | { ok: true; bytes: Uint8Array }
   | { ok: false; reason: 'no-directory' }
   | { ok: false; reason: 'missing' }
   | { ok: false; reason: 'mismatch'; actual: string }
@@ -33,7 +33,7 @@ export async function checkPluginFile(dir: PluginDirectory | null, command: stri
   }
   if (bytes === null) return { ok: false, reason: 'missing' };
   const actual = await sha256Hex(bytes);
-  return actual === sha256 ? { ok: true } : { ok: false, reason: 'mismatch', actual };
+  return actual === sha256 ? { ok: true, bytes } : { ok: false, reason: 'mismatch', actual };
 }
 
 /** How messages name a plugin mount's plugin: `plugin "totp" v1.0.0`. */

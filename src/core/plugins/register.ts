@@ -5,6 +5,7 @@ import { badRequest, CofferError } from '../../framework/errors';
 import { isPluginName } from './catalog';
 import { checkPluginFile, NO_DIRECTORY, type PluginDirectory } from './directory';
 import type { CatalogEntry, PluginType } from './entry';
+import { instrumentPlugin, PluginCodeError } from './instrument';
 import { commandProblem } from './store';
 import { canonicalVersion, isBuiltinVersion } from './version';
 
@@ -63,7 +64,7 @@ export function catalogEntryOf(input: RegisterInput, isBuiltin: (name: string) =
 /** Refuses an entry whose module is not in the directory, or whose bytes hash to another sha256. */
 export async function assertModuleMatches(dir: PluginDirectory | null, entry: CatalogEntry): Promise<void> {
   const check = await checkPluginFile(dir, entry.command, entry.sha256);
-  if (check.ok) return;
+  if (check.ok) return assertLoadable(entry, check.bytes);
   switch (check.reason) {
     case 'no-directory':
       throw badRequest(`cannot register plugin ${JSON.stringify(entry.name)}: ${NO_DIRECTORY}`);
@@ -76,5 +77,25 @@ export async function assertModuleMatches(dir: PluginDirectory | null, entry: Ca
     case 'unreadable':
       // The directory failing is the server's problem, not the request's.
       throw new CofferError(500, [`cannot register plugin ${JSON.stringify(entry.name)}: reading ${JSON.stringify(entry.command)} failed: ${check.detail}`]);
+  }
+}
+
+/**
+ * Vault runs a plugin's binary at registration; the nearest here is to check that the module is
+ * one self-contained UTF-8 ES module with a default export, as the runtime will need it.
+ */
+function assertLoadable(entry: CatalogEntry, bytes: Uint8Array): void {
+  const refuse = (why: string) => badRequest(`cannot register plugin ${JSON.stringify(entry.name)}: ${JSON.stringify(entry.command)} ${why}`);
+  let source: string;
+  try {
+    source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw refuse('is not UTF-8 JavaScript');
+  }
+  try {
+    instrumentPlugin(source, { fuel: 1 });
+  } catch (e) {
+    if (e instanceof PluginCodeError) throw refuse(`cannot run: ${e.message}`);
+    throw e;
   }
 }

@@ -119,6 +119,22 @@ describe('registering', () => {
     expect((await call('GET', 'sys/plugins/catalog/secret/alpha')).status).toBe(404);
   });
 
+  it('refuses a file that is not a self-contained ES module with a default export', async () => {
+    const cases: Array<[string, string, RegExp]> = [
+      ['bad/syntax.js', 'export default class {', /^cannot register plugin "broken": "bad\/syntax\.js" cannot run: plugin bundle, 1:\d+: syntax error/],
+      ['bad/imports.js', "import x from 'lodash';\nexport default x;", /"bad\/imports\.js" cannot run: plugin bundle, 1:1: imports "lodash": a plugin must be one self-contained bundle/],
+      ['bad/no-default.js', 'export const x = 1;', /"bad\/no-default\.js" cannot run: plugin bundle: has no default export/],
+    ];
+    for (const [command, text, message] of cases) {
+      await env.PLUGINS!.put(command, text);
+      await expect400('POST', 'sys/plugins/catalog/secret/broken', { sha256: await sha256(text), command }, message);
+    }
+    await env.PLUGINS!.put('bad/binary.js', new Uint8Array([0xff, 0xfe, 0x00]));
+    const digest = [...new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array([0xff, 0xfe, 0x00])))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    await expect400('POST', 'sys/plugins/catalog/secret/broken', { sha256: digest, command: 'bad/binary.js' }, 'cannot register plugin "broken": "bad/binary.js" is not UTF-8 JavaScript');
+    expect((await call('GET', 'sys/plugins/catalog/secret/broken')).status).toBe(404);
+  });
+
   it('says when the deployment has no plugin directory', async () => {
     const entry = { type: 'secret' as const, name: 'alpha', version: '', sha256: sha, command: 'reg/alpha.js', args: [], env: [] };
     await expect(assertModuleMatches(null, entry)).rejects.toMatchObject({
