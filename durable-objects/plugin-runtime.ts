@@ -10,8 +10,9 @@ import type { PluginRef } from '../src/core/plugins/entry';
 import type { PluginEntrypoint, PluginStorage } from '../src/core/plugins/contract';
 import { pluginLabel, problemText } from '../src/core/plugins/directory';
 import { instrumentPlugin } from '../src/core/plugins/instrument';
-import { pluginBackend } from '../src/core/plugins/proxy';
+import { pluginBackend, withDeadline } from '../src/core/plugins/proxy';
 import { sha256Hex } from '../src/core/plugins/store';
+import { strictUtf8 } from '../src/crypto/encoding';
 import type { Backend } from '../src/framework/backend';
 import { CofferError } from '../src/framework/errors';
 import type { Storage } from '../src/framework/storage';
@@ -118,12 +119,8 @@ export async function loadPlugin(env: Env, mount: PluginMount): Promise<Backend>
   const sha256 = await sha256Hex(bytes);
   if (sha256 !== ref.sha256) throw refuse({ ok: false, reason: 'mismatch', actual: sha256 });
   const vars = envOf(ref.env, ref.args);
-  let source: string;
-  try {
-    source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw fail(`${ref.command} is not UTF-8 JavaScript`);
-  }
+  const source = strictUtf8(bytes);
+  if (source === null) throw fail(`${ref.command} is not UTF-8 JavaScript`);
   // One isolate per mount and load (the revision changes on every reload): plugin globals never
   // carry one mount's data into another's.
   const id = `${mount.uuid}:${mount.revision}:${sha256}`;
@@ -143,18 +140,10 @@ export async function loadPlugin(env: Env, mount: PluginMount): Promise<Backend>
   const asked = Number(vars.COFFER_CALL_DEADLINE_MS);
   const deadlineMs = Number.isFinite(asked) && asked > 0 ? Math.min(Math.max(asked, DEADLINE_BOUNDS[0]), DEADLINE_BOUNDS[1]) : CALL_DEADLINE_MS;
   let description;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    const described = plugin.describe();
-    described.catch(() => undefined);
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`it did not describe itself within ${deadlineMs / 1000}s`)), deadlineMs);
-    });
-    description = await Promise.race([described, late]);
+    description = await withDeadline(plugin.describe(), deadlineMs, () => new Error(`it did not describe itself within ${deadlineMs / 1000}s`));
   } catch (e) {
     throw fail(`loading it failed: ${e instanceof Error ? e.message : String(e)}`);
-  } finally {
-    clearTimeout(timer);
   }
   const logLabel = `${label} at ${mount.mountPoint}`;
   return pluginBackend(mount.type, description, plugin, {

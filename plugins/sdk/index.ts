@@ -8,7 +8,6 @@ import { WorkerEntrypoint } from 'cloudflare:workers';
 import type { AuthContext, Backend, LeaseView, LogicalRequest, LogicalResponse, RenewLimits } from '../../src/framework/backend';
 import { asCofferError, CofferError } from '../../src/framework/errors';
 import { FieldData } from '../../src/framework/fields';
-import type { Storage } from '../../src/framework/storage';
 import {
   PLUGIN_CONTRACT_VERSION,
   type PluginDescription,
@@ -33,9 +32,6 @@ let currentLog: PluginLog | null = null;
 export function log(level: 'debug' | 'info' | 'warn' | 'error', message: string): void {
   currentLog?.log(level, message);
 }
-
-/** The capability is the Storage: every key goes through the host, which keeps it inside the mount's barrier storage. */
-const storageOf = (cap: PluginStorage): Storage => cap;
 
 function authOf(req: PluginRequest): AuthContext | null {
   const a = req.auth;
@@ -81,7 +77,8 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       const backend = this.#b;
       const def = backend.paths[index];
       if (!def) throw new Error(`no path ${index}`);
-      const req: LogicalRequest = { ...r, storage: storageOf(cap), auth: authOf(r), headers: {} };
+      // The capability is the Storage: every key goes through the host, inside the mount's barrier.
+      const req: LogicalRequest = { ...r, storage: cap, auth: authOf(r), headers: {} };
       // The host validated the same fields already; this parses them for the handler.
       const fields = new FieldData(def.fields ?? {}, r.data);
       fields.validate();
@@ -136,14 +133,14 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
     }
 
     periodic(cap: PluginStorage, now: number): Promise<PluginResult<number | null>> {
-      return settle(cap, async () => (this.#b.periodic ? await this.#b.periodic(storageOf(cap), now) : null));
+      return settle(cap, async () => (this.#b.periodic ? await this.#b.periodic(cap, now) : null));
     }
 
     revoke(type: string, lease: LeaseView, cap: PluginStorage): Promise<PluginResult<null>> {
       return settle(cap, async () => {
         const t = this.#b.secretTypes?.[type];
         if (!t) throw new Error(`unknown secret type ${type}`);
-        await t.revoke(lease, storageOf(cap));
+        await t.revoke(lease, cap);
         return null;
       });
     }
@@ -152,14 +149,14 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       return settle(cap, async () => {
         const t = this.#b.secretTypes?.[type];
         if (!t?.renew) throw new Error(`secret type ${type} does not renew`);
-        return (await t.renew(lease, ttl, storageOf(cap))) ?? null;
+        return (await t.renew(lease, ttl, cap)) ?? null;
       });
     }
 
     renewLogin(role: string, tokenPolicies: string[], cap: PluginStorage): Promise<PluginResult<RenewLimits>> {
       return settle(cap, async () => {
         if (!this.#b.renewLogin) throw new Error('this plugin does not renew logins');
-        return await this.#b.renewLogin(storageOf(cap), role, tokenPolicies);
+        return await this.#b.renewLogin(cap, role, tokenPolicies);
       });
     }
   };

@@ -7,6 +7,15 @@ const decoder = new TextDecoder();
 export const utf8 = (s: string): Uint8Array => encoder.encode(s);
 export const fromUtf8 = (b: Uint8Array): string => decoder.decode(b);
 
+/** The text of UTF-8 bytes, or null when they are not valid UTF-8 (no replacement characters). */
+export function strictUtf8(b: Uint8Array): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(b);
+  } catch {
+    return null;
+  }
+}
+
 export function toHex(bytes: Uint8Array): string {
   let out = '';
   for (const b of bytes) out += b.toString(16).padStart(2, '0');

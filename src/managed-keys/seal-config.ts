@@ -36,16 +36,23 @@ const DEFAULT_OAEP_HASH: HashName = 'sha2-256';
 
 // ---- SEAL_TYPE=pkcs11
 
-/** The Worker variables of the pkcs11 seal (a subset of src/rpc/env.ts Env). */
+/** The Worker variables of the pkcs11 seal (src/rpc/env.ts Env extends this). */
 export interface Pkcs11SealVars {
+  /** The HSM bridge's kms_library stanza. */
   SEAL_PKCS11_LIBRARY?: string;
+  /** The token, by slot number (decimal) or by label (one of the two). */
   SEAL_PKCS11_SLOT?: string;
   SEAL_PKCS11_TOKEN_LABEL?: string;
+  /** The token's user PIN (a Worker secret). */
   SEAL_PKCS11_PIN?: string;
+  /** The RSA key, by label and/or CKA_ID (hex). */
   SEAL_PKCS11_KEY_LABEL?: string;
   SEAL_PKCS11_KEY_ID?: string;
+  /** The size of a generated key (2048, the default; 3072; 4096). */
   SEAL_PKCS11_KEY_BITS?: string;
+  /** "true" creates the key in the HSM at sys/init when the HSM holds none. */
   SEAL_PKCS11_GENERATE_KEY?: string;
+  /** The RSA-OAEP hash (sha256, the default; sha1 for SoftHSM2; sha224, sha384, sha512). */
   SEAL_PKCS11_RSA_OAEP_HASH?: string;
 }
 
@@ -118,8 +125,14 @@ export type CloudSealType = keyof typeof CLOUD_SEAL_TYPES;
 
 export const isCloudSealType = (type: string): type is CloudSealType => Object.hasOwn(CLOUD_SEAL_TYPES, type);
 
-/** The Worker variable of the cloud seals (a subset of src/rpc/env.ts Env). */
+/** The Worker variable of the cloud seals (src/rpc/env.ts Env extends this). */
 export interface CloudSealVars {
+  /**
+   * awskms / azurekeyvault / gcpckms seal (a Worker secret): the JSON object of the fields of a
+   * managed key of that type, exactly as sys/managed-keys/<type>/<name> takes them (credentials
+   * included), plus "allow_generate_key": true to have sys/init create the key. The key must be an
+   * RSA encryption key: AWS key_type RSA, Azure RSA-HSM, Google an RSA_DECRYPT_OAEP_* algorithm.
+   */
   SEAL_MANAGED_KEY?: string;
 }
 

@@ -1,12 +1,14 @@
 // Bindings and variables the Worker and its Durable Objects receive. The namespaces are typed by
 // the objects' RPC contracts (contracts.ts), not their classes: addressing an object imports
 // nothing of it.
+import type { CloudSealVars, Pkcs11SealVars } from '../managed-keys/seal-config';
 import type { AuditContract, MountContract, SystemContract, TokenStoreContract } from './contracts';
 
 /** A namespace whose stubs offer exactly the contract `C`. */
 type Namespace<C> = DurableObjectNamespace<C & Rpc.DurableObjectBranded>;
 
-export interface Env {
+/** The managed-key seals' variables (SEAL_PKCS11_*, SEAL_MANAGED_KEY) are documented where they are read. */
+export interface Env extends Pkcs11SealVars, CloudSealVars {
   SYSTEM: Namespace<SystemContract>;
   TOKENS: Namespace<TokenStoreContract>;
   MOUNTS: Namespace<MountContract>;
@@ -21,29 +23,6 @@ export interface Env {
    * types is not supported: a cluster keeps the seal type it was initialised with.
    */
   SEAL_TYPE?: string;
-  /** pkcs11 seal: the HSM bridge's kms_library stanza. */
-  SEAL_PKCS11_LIBRARY?: string;
-  /** pkcs11 seal: the token, by slot number (decimal) or by label (one of the two). */
-  SEAL_PKCS11_SLOT?: string;
-  SEAL_PKCS11_TOKEN_LABEL?: string;
-  /** pkcs11 seal: the token's user PIN (a Worker secret). */
-  SEAL_PKCS11_PIN?: string;
-  /** pkcs11 seal: the RSA key, by label and/or CKA_ID (hex). */
-  SEAL_PKCS11_KEY_LABEL?: string;
-  SEAL_PKCS11_KEY_ID?: string;
-  /** pkcs11 seal: the size of a generated key (2048, the default; 3072; 4096). */
-  SEAL_PKCS11_KEY_BITS?: string;
-  /** pkcs11 seal: "true" creates the key in the HSM at sys/init when the HSM holds none. */
-  SEAL_PKCS11_GENERATE_KEY?: string;
-  /** pkcs11 seal: the RSA-OAEP hash (sha256, the default; sha1 for SoftHSM2; sha224, sha384, sha512). */
-  SEAL_PKCS11_RSA_OAEP_HASH?: string;
-  /**
-   * awskms / azurekeyvault / gcpckms seal (a Worker secret): the JSON object of the fields of a
-   * managed key of that type, exactly as sys/managed-keys/<type>/<name> takes them (credentials
-   * included), plus "allow_generate_key": true to have sys/init create the key. The key must be an
-   * RSA encryption key: AWS key_type RSA, Azure RSA-HSM, Google an RSA_DECRYPT_OAEP_* algorithm.
-   */
-  SEAL_MANAGED_KEY?: string;
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
   DEV_ROOT_TOKEN?: string;
   TOKEN_SHARDS?: string;

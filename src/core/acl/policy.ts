@@ -1,7 +1,7 @@
 // Vault ACL policy documents: HCL or JSON (or base64 of either) parsed and validated into a
 // Policy. Templates stay unresolved here; the ACL resolves them per token.
 
-import { fromBase64 } from '../../crypto/encoding';
+import { fromBase64, strictUtf8 } from '../../crypto/encoding';
 import { DurationError, parseDurationSeconds } from '../../framework/duration';
 import { parseDocument } from './document';
 import { PolicyError } from './errors';
@@ -285,12 +285,7 @@ function decodeBase64(text: string): string | null {
   const compact = text.replace(/[\r\n]/g, '');
   if (compact.trim() === '') return null;
   const bytes = fromBase64(compact);
-  if (!bytes) return null;
-  try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    return null;
-  }
+  return bytes ? strictUtf8(bytes) : null;
 }
 
 /** Accepts HCL, JSON, or base64 of either. Name is used as given (callers lowercase it). */

@@ -25,6 +25,23 @@ export interface ProxyPorts {
   deadlineMs: number;
 }
 
+/**
+ * `work`, or `late()` thrown once `ms` have passed without it settling. A rejection of `work` that
+ * comes after the deadline is swallowed, never an unhandled rejection.
+ */
+export async function withDeadline<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  work.catch(() => undefined);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), ms);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Refuses a description the host cannot run (another contract, or paths that are not regexes). */
 export function checkDescription(label: string, d: PluginDescription): void {
   if (d?.contract !== PLUGIN_CONTRACT_VERSION) throw new CofferError(500, [`${label} was built for plugin contract ${String(d?.contract)}; this server speaks ${PLUGIN_CONTRACT_VERSION} (rebuild it with this version's plugins/sdk)`]);
@@ -43,21 +60,13 @@ export function pluginBackend(name: string, description: PluginDescription, plug
   /** Runs one call with a fresh storage capability and a deadline; unwraps its result. */
   async function call<T>(storage: Storage, what: string, run: (cap: PluginStorage) => Promise<PluginResult<T>>): Promise<T> {
     const cap = ports.storage(storage);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new CofferError(500, [`${ports.label} did not finish ${what} within ${ports.deadlineMs / 1000}s`])), ports.deadlineMs);
-    });
-    const running = run(cap.value);
-    // Settled after the deadline, it must not surface as an unhandled rejection.
-    running.catch(() => undefined);
     let result: PluginResult<T>;
     try {
-      result = await Promise.race([running, deadline]);
+      result = await withDeadline(run(cap.value), ports.deadlineMs, () => new CofferError(500, [`${ports.label} did not finish ${what} within ${ports.deadlineMs / 1000}s`]));
     } catch (e) {
       if (e instanceof CofferError) throw e;
       throw crashed(what, e instanceof Error ? e.message : String(e));
     } finally {
-      clearTimeout(timer);
       // A call that outlives its answer (an abandoned loop of awaits) can no longer touch storage.
       cap.revoke();
     }
@@ -91,7 +100,7 @@ export function pluginBackend(name: string, description: PluginDescription, plug
     // (a shared function would tell it create and update are the same handler).
     const handler = () => async (req: LogicalRequest, _fields: FieldData): Promise<LogicalResponse | null> => {
       const reply = await call(req.storage, `${req.operation} ${req.path}`, (cap) => plugin.handle(index, view(req), cap));
-      if (reply.wakeAt !== null && typeof reply.wakeAt === 'number') req.wakeAt?.(reply.wakeAt);
+      if (typeof reply.wakeAt === 'number') req.wakeAt?.(reply.wakeAt);
       return reply.response;
     };
     const operations: PathDef['operations'] = Object.fromEntries(spec.operations.map((op) => [op, handler()]));

@@ -1,6 +1,7 @@
 // Registration (POST sys/plugins/catalog/:type/:name): the fields as Vault takes them, checked,
 // and the module checked against the plugin directory before anything is stored.
 
+import { strictUtf8 } from '../../crypto/encoding';
 import { badRequest, CofferError } from '../../framework/errors';
 import { isPluginName } from './catalog';
 import { checkPluginFile, NO_DIRECTORY, type PluginDirectory } from './directory';
@@ -86,12 +87,8 @@ export async function assertModuleMatches(dir: PluginDirectory | null, entry: Ca
  */
 function assertLoadable(entry: CatalogEntry, bytes: Uint8Array): void {
   const refuse = (why: string) => badRequest(`cannot register plugin ${JSON.stringify(entry.name)}: ${JSON.stringify(entry.command)} ${why}`);
-  let source: string;
-  try {
-    source = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
-  } catch {
-    throw refuse('is not UTF-8 JavaScript');
-  }
+  const source = strictUtf8(bytes);
+  if (source === null) throw refuse('is not UTF-8 JavaScript');
   try {
     instrumentPlugin(source, { fuel: 1 });
   } catch (e) {

@@ -13,6 +13,7 @@ import { StaticKeySeal } from '../../../src/core/barrier/seal';
 import { SealState } from '../../../src/core/barrier/seal-state';
 import { fromBase64, fromUtf8, toBase64, toHex, utf8 } from '../../../src/crypto/encoding';
 import { randomBytes } from '../../../src/crypto/random';
+import { blobJson, contains, flipByteB64, withBlob } from '../../helpers/seal-blob';
 import { CofferError } from '../../../src/framework/errors';
 import { Pkcs11Seal, Pkcs11SealError, pkcs11SealConfig, pkcs11SealFromEnv, type Pkcs11SealVars } from '../../../src/managed-keys/seal';
 import type { BackendDeps } from '../../../src/managed-keys/types';
@@ -58,24 +59,6 @@ async function failure(p: Promise<unknown>): Promise<Pkcs11SealError> {
   return e;
 }
 
-const blobJson = (blob: Uint8Array) => JSON.parse(fromUtf8(blob)) as Record<string, unknown>;
-const withBlob = (blob: Uint8Array, change: (b: Record<string, unknown>) => void) => {
-  const b = blobJson(blob);
-  change(b);
-  return utf8(JSON.stringify(b));
-};
-function flipByteB64(b64: string, at: number): string {
-  const bytes = fromBase64(b64)!;
-  bytes[at] ^= 0x01;
-  return toBase64(bytes);
-}
-function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return true;
-  }
-  return false;
-}
 
 describe('configuration', () => {
   it('names every missing variable, and never the PIN', () => {

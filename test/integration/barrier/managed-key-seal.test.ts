@@ -16,6 +16,7 @@ import { StaticKeySeal, type Seal } from '../../../src/core/barrier/seal';
 import { SealState } from '../../../src/core/barrier/seal-state';
 import { fromBase64, fromUtf8, toBase64, toHex, utf8 } from '../../../src/crypto/encoding';
 import { randomBytes } from '../../../src/crypto/random';
+import { blobJson, contains, flipByteB64, withBlob } from '../../helpers/seal-blob';
 import { CofferError } from '../../../src/framework/errors';
 import { createBackend } from '../../../src/managed-keys/backends';
 import { buildEntry } from '../../../src/managed-keys/entry';
@@ -31,24 +32,6 @@ const deps = (): BackendDeps => managedKeyDeps(env);
 
 const der = (pem: string) => fromBase64(pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''))!;
 const sha256Hex = async (b: Uint8Array) => toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', b)));
-const blobJson = (blob: Uint8Array) => JSON.parse(fromUtf8(blob)) as Record<string, unknown>;
-const withBlob = (blob: Uint8Array, change: (b: Record<string, unknown>) => void) => {
-  const b = blobJson(blob);
-  change(b);
-  return utf8(JSON.stringify(b));
-};
-function flipByteB64(b64: string, at: number): string {
-  const bytes = fromBase64(b64)!;
-  bytes[at] ^= 0x01;
-  return toBase64(bytes);
-}
-function contains(haystack: Uint8Array, needle: Uint8Array): boolean {
-  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
-    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
-    return true;
-  }
-  return false;
-}
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 async function failure(p: Promise<unknown>): Promise<ManagedKeySealError> {

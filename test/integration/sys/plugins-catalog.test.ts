@@ -4,6 +4,8 @@
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { assertModuleMatches } from '../../../src/core/plugins/register';
+import { sha256Hex } from '../../../src/core/plugins/store';
+import { utf8 } from '../../../src/crypto/encoding';
 import { BUILTIN_PLUGIN_VERSION } from '../../../src/core/version';
 import { api, initCluster, PERMISSION_DENIED, tokenWithPolicy, type Cluster } from '../../helpers/api';
 
@@ -26,10 +28,7 @@ const expect400 = async (method: string, path: string, body: unknown, message: s
 const moduleText = (tag: string) =>
   `import { WorkerEntrypoint } from 'cloudflare:workers';\n// ${tag}\nexport default class extends WorkerEntrypoint {\n  async describe() { return { contract: 1, type: ${JSON.stringify(tag)}, paths: [], secretTypes: {}, periodic: false, renewLogin: false }; }\n}\n`;
 
-async function sha256(text: string): Promise<string> {
-  const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
+const sha256 = (content: string | Uint8Array): Promise<string> => sha256Hex(typeof content === 'string' ? utf8(content) : content);
 
 /** Puts a module into the plugin directory; its sha256. */
 async function putModule(command: string, tag: string): Promise<string> {
@@ -129,9 +128,9 @@ describe('registering', () => {
       await env.PLUGINS!.put(command, text);
       await expect400('POST', 'sys/plugins/catalog/secret/broken', { sha256: await sha256(text), command }, message);
     }
-    await env.PLUGINS!.put('bad/binary.js', new Uint8Array([0xff, 0xfe, 0x00]));
-    const digest = [...new Uint8Array(await crypto.subtle.digest('SHA-256', new Uint8Array([0xff, 0xfe, 0x00])))].map((b) => b.toString(16).padStart(2, '0')).join('');
-    await expect400('POST', 'sys/plugins/catalog/secret/broken', { sha256: digest, command: 'bad/binary.js' }, 'cannot register plugin "broken": "bad/binary.js" is not UTF-8 JavaScript');
+    const binary = new Uint8Array([0xff, 0xfe, 0x00]);
+    await env.PLUGINS!.put('bad/binary.js', binary);
+    await expect400('POST', 'sys/plugins/catalog/secret/broken', { sha256: await sha256(binary), command: 'bad/binary.js' }, 'cannot register plugin "broken": "bad/binary.js" is not UTF-8 JavaScript');
     expect((await call('GET', 'sys/plugins/catalog/secret/broken')).status).toBe(404);
   });
 

@@ -9,9 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { totpBackend } from '../../../plugins/totp/src/backend';
 import { fromBase64, utf8 } from '../../../src/crypto/encoding';
 import type { AuthContext, LogicalResponse, WireOperation } from '../../../src/framework/backend';
-import { CofferError } from '../../../src/framework/errors';
 import { MemoryStorage, StorageTransaction } from '../../../src/framework/storage';
 import { dispatch, type Authorizer, type MountContext } from '../../../src/pipeline/dispatch';
+import { expectError } from '../../helpers/errors';
 
 const root: AuthContext = { accessor: 'a', policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service', boundCidrs: [] };
 const allowAll: Authorizer = { authorize: () => ({ sudo: true }), grantsCreateAndUpdate: () => false };
@@ -46,17 +46,6 @@ function engine(now = 0, storage = new MemoryStorage()): Engine {
         { wakeAt: (at) => wakes.push(at) },
       ),
   };
-}
-
-async function expectError(p: Promise<unknown>, status: number, message: string): Promise<void> {
-  let err: unknown = null;
-  try {
-    await p;
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected the call to fail').toBeInstanceOf(CofferError);
-  expect({ status: (err as CofferError).status, message: (err as CofferError).errors[0] }).toEqual({ status, message });
 }
 
 const b32 = (ascii: string): string => base32nopad.encode(utf8(ascii));

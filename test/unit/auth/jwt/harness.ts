@@ -1,9 +1,7 @@
 // The JWT auth method at engine level: its backend over MemoryStorage through dispatch (no Durable
 // Object). Keys and tokens come from test/helpers/jwt.ts.
-import { expect } from 'vitest';
 import { dispatch, type Authorizer, type MountContext } from '../../../../src/pipeline/dispatch';
 import type { AuthContext, LogicalResponse, WireOperation } from '../../../../src/framework/backend';
-import { CofferError } from '../../../../src/framework/errors';
 import { MemoryStorage, StorageTransaction } from '../../../../src/framework/storage';
 import { jwtBackend } from '../../../../src/auth/jwt';
 
@@ -31,17 +29,5 @@ export function engine(apis: { googleAdminApi?: string; microsoftGraph?: string 
   };
 }
 
-/** Asserts the call fails with this status and (exact) message. */
-export async function expectError(p: Promise<unknown>, status: number, message?: string): Promise<void> {
-  let err: unknown = null;
-  try {
-    await p;
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected the call to fail').toBeInstanceOf(CofferError);
-  const ce = err as CofferError;
-  expect({ status: ce.status, message: ce.errors[0] }).toEqual(message === undefined ? { status, message: ce.errors[0] } : { status, message });
-}
-
+export { expectError } from '../../../helpers/errors';
 export * from '../../../helpers/jwt';
