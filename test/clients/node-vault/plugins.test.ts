@@ -65,6 +65,19 @@ describe('versions, pins and a misbehaving plugin', () => {
     const reloaded = await root.write(`sys/plugins/reload/secret/${name}`, {});
     expect(reloaded.data.reload_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((await root.read(`${mount}/version`)).data.version).toBe('1');
+    // The catalog's other endpoints as node-vault reaches them: LIST of a type, pins read and
+    // listed, the reload's status, and deleting one version (JSON nulls are zero values).
+    expect((await root.list('sys/plugins/catalog/secret')).data.keys).toContain(name);
+    expect((await root.read(`sys/plugins/pins/secret/${name}`)).data).toEqual({ name, type: 'secret', version: 'v1.0.0' });
+    expect((await root.read('sys/plugins/pins')).data.pinned_versions).toContainEqual({ name, type: 'secret', version: 'v1.0.0' });
+    const status = await root.read(`sys/plugins/reload/backend/status?reload_id=${reloaded.data.reload_id}`);
+    expect(status.data.results[`${mount}/`]).toMatchObject({ error: '', running_plugin_version: 'v1.0.0' });
+    await root.write(`sys/plugins/catalog/secret/${name}`, { sha256: plugins.sha256.misbehave, command: 'misbehave.js', version: 'v3.0.0', args: null, env: null });
+    expect((await root.read(`sys/plugins/catalog/secret/${name}?version=v3.0.0`)).data).toMatchObject({ args: [], version: 'v3.0.0' });
+    await root.delete(`sys/plugins/catalog/secret/${name}?version=v3.0.0`);
+    expect((await failure(root.read(`sys/plugins/catalog/secret/${name}?version=v3.0.0`))).status).toBe(404);
+    await root.delete(`sys/plugins/pins/secret/${name}`);
+    expect((await failure(root.read(`sys/plugins/pins/secret/${name}`))).status).toBe(404);
     // Registered with versions only: a read must say which.
     expect((await failure(root.read(`sys/plugins/catalog/secret/${name}`))).status).toBe(404);
     expect((await root.read(`sys/plugins/catalog/secret/${name}?version=v2.0.0`)).data.version).toBe('v2.0.0');
