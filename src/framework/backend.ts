@@ -29,6 +29,16 @@ export interface AuthContext {
   issueTime?: string;
   /** Policies the token's entity and its groups add (filled in once the request is authorised). */
   identityPolicies?: string[];
+  /** The path the token was created on, e.g. "auth/userpass/login/alice" (Sentinel's token.path). */
+  tokenPath?: string;
+  /** Uses the token has left (0: unlimited). */
+  numUses?: number;
+  /** Renewal period in seconds (0: not periodic). */
+  period?: number;
+  /** Hard lifetime cap in seconds (0: none). */
+  explicitMaxTtl?: number;
+  /** Token role the token was created from ("" for none). */
+  role?: string;
 }
 
 /**

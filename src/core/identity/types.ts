@@ -79,12 +79,55 @@ export interface MountDirectory {
   byAccessor(accessor: string): Promise<AuthMountInfo | null>;
 }
 
+/**
+ * An entity and its groups as Sentinel's `identity` import shows them (Vault's field names). Plain
+ * JSON: it crosses Durable Object RPC inside IdentityView. Aliases carry no mount_path/mount_type:
+ * the view is built without the mount directory (identityView has no cheap way to reach it).
+ */
+export interface SentinelIdentity {
+  entity: {
+    id: string;
+    name: string;
+    metadata: Record<string, string>;
+    policies: string[];
+    disabled: boolean;
+    creation_time: string;
+    last_update_time: string;
+    merged_entity_ids: string[];
+    aliases: {
+      id: string;
+      name: string;
+      mount_accessor: string;
+      mount_path?: string;
+      mount_type?: string;
+      metadata: Record<string, string>;
+      custom_metadata: Record<string, string>;
+      creation_time: string;
+      last_update_time: string;
+      merged_from_entity_ids: string[];
+    }[];
+  };
+  /** Direct and inherited groups. */
+  groups: {
+    id: string;
+    name: string;
+    metadata: Record<string, string>;
+    policies: string[];
+    member_entity_ids: string[];
+    parent_group_ids: string[];
+    creation_time: string;
+    last_update_time: string;
+  }[];
+}
+
 /** What authorisation needs of an entity: its policies (entity and groups), state and template values. */
 export interface IdentityView {
   /** Entity and group policies, deduplicated and sorted; never "root". */
   policies: string[];
   disabled: boolean;
   context: IdentityContext;
+  /** What RGPs and EGPs see of the entity (the `identity` import). */
+  sentinel: SentinelIdentity;
 }
 
 /** What an auth method hands the identity store when someone logs in. */

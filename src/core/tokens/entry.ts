@@ -123,6 +123,11 @@ export function authContextFor(entry: TokenEntry): AuthContext {
     metadata: entry.meta,
     ttl: entry.ttl,
     issueTime: entry.issueTime,
+    tokenPath: entry.path,
+    numUses: entry.numUses,
+    period: entry.period,
+    explicitMaxTtl: entry.explicitMaxTtl,
+    role: entry.role,
   };
 }
 

@@ -230,6 +230,38 @@ export async function identityView(store: IdentityStore, entityId: string): Prom
       },
       groups: groups.map((g) => ({ id: g.id, name: g.name })),
     },
+    sentinel: {
+      entity: {
+        id: entity.id,
+        name: entity.name,
+        metadata: entity.metadata ?? {},
+        policies: entity.policies,
+        disabled: entity.disabled,
+        creation_time: entity.creationTime,
+        last_update_time: entity.lastUpdateTime,
+        merged_entity_ids: entity.mergedEntityIds ?? [],
+        aliases: aliases.map((a) => ({
+          id: a.id,
+          name: a.name,
+          mount_accessor: a.mountAccessor,
+          metadata: a.metadata ?? {},
+          custom_metadata: a.customMetadata,
+          creation_time: a.creationTime,
+          last_update_time: a.lastUpdateTime,
+          merged_from_entity_ids: a.mergedFromCanonicalIds ?? [],
+        })),
+      },
+      groups: groups.map((g) => ({
+        id: g.id,
+        name: g.name,
+        metadata: g.metadata ?? {},
+        policies: g.policies,
+        member_entity_ids: g.memberEntityIds,
+        parent_group_ids: g.parentGroupIds,
+        creation_time: g.creationTime,
+        last_update_time: g.lastUpdateTime,
+      })),
+    },
   };
 }
 

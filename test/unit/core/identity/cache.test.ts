@@ -11,6 +11,10 @@ const view = (over: Partial<IdentityView> = {}): IdentityView => ({
   policies: [],
   disabled: false,
   context: { entity: { id: 'e1', name: 'ent', metadata: {}, aliases: [] }, groups: [] },
+  sentinel: {
+    entity: { id: 'e1', name: 'ent', metadata: {}, policies: [], disabled: false, creation_time: '', last_update_time: '', merged_entity_ids: [], aliases: [] },
+    groups: [],
+  },
   ...over,
 });
 
