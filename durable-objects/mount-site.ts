@@ -55,7 +55,7 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
   const site: MountSite = {
     storage,
     writes,
-    acls: new AclCache((names) => systemStub(env).policyTexts(names), { identity: entityViews }),
+    acls: new AclCache((names) => systemStub(env).policyTexts(names), { identity: entityViews, governing: () => systemStub(env).governingPolicies() }),
     caller: (token, wire) => validator.validate(token, wire.clientIP),
     audit: remoteAuditBroker(env, metrics),
     backendHost: {

@@ -6,6 +6,7 @@ import { DurableObject } from 'cloudflare:workers';
 import type { TokenMountConfig } from '../src/auth/token/ops';
 import { AclCache } from '../src/core/acl/cache';
 import { PolicyStore } from '../src/core/acl/policy-store';
+import { GoverningStore, type GoverningSet } from '../src/core/sentinel/governing';
 import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
 import { UNAUDITED_SYS_PATHS } from '../src/core/audit/paths';
 import { AuditTable } from '../src/core/audit/table';
@@ -99,6 +100,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
   readonly #core: SealState;
   readonly #mounts: MountService;
   readonly #policies: PolicyStore;
+  readonly #governing: GoverningStore;
   readonly #acls: AclCache;
   /** The audit table (tests reach it by this name). */
   private readonly audit: AuditTable;
@@ -137,6 +139,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       },
     }));
     const policies = (this.#policies = new PolicyStore(core.barrier));
+    const governing = (this.#governing = new GoverningStore(core.barrier));
     this.audit = new AuditTable(core.barrier, {
       provision: (uuid, options) => auditStub(env, uuid).provision(uuid, options),
       destroy: (uuid) => auditStub(env, uuid).destroy(),
@@ -154,7 +157,10 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       failed: (type) => countAuditFailure(this.#metrics, type),
     });
     const identity = new IdentityClient(env, { locate: () => this.identityMountUuid() });
-    const acls = (this.#acls = new AclCache((names) => policies.texts(names), { identity: new IdentityCache(identity.views) }));
+    const acls = (this.#acls = new AclCache((names) => policies.texts(names), {
+      identity: new IdentityCache(identity.views),
+      governing: () => this.governingPolicies(),
+    }));
     const allShards = () => allTokenShards(env);
     const backend = systemBackend({
       core,
@@ -162,6 +168,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
       sealCluster: () => this.#sealCluster(),
       leaseCall: async (op) => await leaseCall(env, await mounts.routes(), op),
       policies,
+      governing,
       policiesChanged: () => this.#policiesChanged(),
       managedKeysChanged: async () => this.#notices.send((await this.#mounts.objectEntries()).map((e) => ({ mount: e.uuid })), 'managedKeysChanged'),
       tokenPolicies: (ref) => this.#tokenPolicies(ref),
@@ -246,6 +253,12 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
   async policyTexts(names: string[]): Promise<Record<string, string | null> | null> {
     if (await this.#core.isSealed()) return null;
     return this.#policies.texts(names);
+  }
+
+  /** Every RGP and EGP, for the other objects' enforcement; null while sealed. */
+  async governingPolicies(): Promise<GoverningSet | null> {
+    if (await this.#core.isSealed()) return null;
+    return this.#governing.snapshot();
   }
 
   async #policiesChanged(): Promise<void> {

@@ -59,7 +59,7 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
     const shardNo = (this.#shardNo = Number((ctx.id.name ?? '').replace(/^token-shard-/, '')) || 0);
     const identityClient = new IdentityClient(env);
     const identity = new IdentityCache(identityClient.views);
-    const acls = (this.#acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity }));
+    const acls = (this.#acls = new AclCache((names) => systemStub(env).policyTexts(names), { identity, governing: () => systemStub(env).governingPolicies() }));
     const audit = (this.#audit = remoteAuditBroker(env, this.#metrics));
     const peer = (n: number) => this.#peer(n);
     const shard = (this.shard = new TokenShard(

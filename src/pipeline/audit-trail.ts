@@ -101,6 +101,8 @@ export class AuditTrail {
       data: Object.keys(wire.data).length > 0 ? wire.data : null,
       remoteAddress: wire.clientIP,
       wrapTTL: wire.wrapTTL,
+      policyOverride: wire.policyOverride,
+      sentinel: wire.sentinel,
     };
     return {
       type,

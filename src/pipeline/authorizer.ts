@@ -5,7 +5,9 @@ import type { AuthContext } from '../framework/backend';
 import { permissionDenied } from '../framework/errors';
 import type { ACL } from '../core/acl/acl';
 import type { AclCache } from '../core/acl/cache';
-import { anonymousAuthorizer, type Authorizer } from './dispatch';
+import type { IdentityView } from '../core/identity/cache';
+import type { GoverningPolicies } from '../core/sentinel/governing';
+import { anonymousAuthorizer, type Authorizer, type GovernRequest } from './dispatch';
 
 export function aclAuthorizer(acl: ACL, wrapTTL: number): Authorizer {
   return {
@@ -19,11 +21,43 @@ export function aclAuthorizer(acl: ACL, wrapTTL: number): Authorizer {
   };
 }
 
-/** The authorizer for a request: the caller's ACL, or refusal of everything without a token. */
+/** Enforcement of the governing policies for one caller (root tokens are never governed). */
+function governed(base: Authorizer, policies: GoverningPolicies, auth: AuthContext | null, view: IdentityView | null): Authorizer {
+  return {
+    ...base,
+    govern: ({ wire, operation, unauthenticated }: GovernRequest) => {
+      const { records, denial } = policies.enforce({
+        request: {
+          path: wire.path,
+          operation,
+          data: wire.data,
+          remoteAddr: wire.clientIP,
+          policyOverride: wire.policyOverride === true,
+          unauthenticated,
+          wrapTTL: wire.wrapTTL,
+        },
+        auth,
+        identity: view?.sentinel ?? null,
+        policyNames: auth ? [...auth.policies, ...(auth.identityPolicies ?? [])] : [],
+      });
+      // Recorded for the request's audit entries, denied or not.
+      if (records.length > 0) wire.sentinel = records;
+      if (denial) throw denial;
+    },
+  };
+}
+
+/**
+ * The authorizer for a request: the caller's ACL (refusal of everything without a token), then
+ * the cluster's RGPs and EGPs when there are any.
+ */
 export async function authorizerFor(acls: AclCache, auth: AuthContext | null, wrapTTL: number): Promise<Authorizer> {
-  if (!auth) return anonymousAuthorizer;
-  const { acl, identityPolicies } = await acls.compiledFor(auth);
+  let governing = acls.governor?.policies() ?? null;
+  if (governing instanceof Promise) governing = await governing;
+  if (!auth) return governing ? governed(anonymousAuthorizer, governing, null, null) : anonymousAuthorizer;
+  const { acl, identityPolicies, view } = await acls.compiledFor(auth);
   // Recorded on the request's auth for its audit entries.
   auth.identityPolicies = identityPolicies;
-  return aclAuthorizer(acl, wrapTTL);
+  const base = aclAuthorizer(acl, wrapTTL);
+  return governing && !auth.root ? governed(base, governing, auth, view) : base;
 }

@@ -19,6 +19,7 @@ import { permissionDenied, RsaKeysNeeded, unsupportedOperation, unsupportedPath 
 import { FieldData } from '../framework/fields';
 import { pathHelp } from '../framework/help';
 import type { Transaction } from '../framework/storage';
+import type { SentinelRecord } from '../core/sentinel/governing';
 
 /** A logical request as it crosses from the Worker into a Durable Object (structured-clonable). */
 export interface WireRequest {
@@ -44,6 +45,10 @@ export interface WireRequest {
    * Never given to handlers (other objects receive the token beside the request).
    */
   auditToken?: string;
+  /** X-Vault-Policy-Override: soft-mandatory governing policies that fail are let through (audited). */
+  policyOverride?: boolean;
+  /** The governing policies evaluated for this request, set by the pipeline for its audit entries. */
+  sentinel?: SentinelRecord[];
 }
 
 export interface PreparedRsaPair extends RsaPair {
@@ -77,6 +82,18 @@ export interface Authorizer {
    * update handlers are the same behaves identically either way, and the existence check is skipped.
    */
   grantsCreateAndUpdate(req: Omit<AuthorizationRequest, 'capability'>): boolean;
+  /**
+   * Runs the RGPs and EGPs that apply once the ACL allowed the request (on unauthenticated paths,
+   * without one); throws the 403 of a denial. Absent: no governing policy exists.
+   */
+  govern?(req: GovernRequest): void;
+}
+
+export interface GovernRequest {
+  wire: WireRequest;
+  /** The operation the request resolved to (a write: create or update). */
+  operation: Operation;
+  unauthenticated: boolean;
 }
 
 /** For requests without a token: every protected path is refused (unauthenticated ones never get here). */
@@ -237,6 +254,7 @@ export async function dispatch(
     // A create the policy refused may go on as an update (PathDef.updateWhenCreateDenied).
     hooks.resolved?.(req.operation);
   }
+  authorizer.govern?.({ wire, operation: req.operation, unauthenticated });
   if (fieldError !== null) throw fieldError;
 
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);

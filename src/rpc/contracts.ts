@@ -17,6 +17,7 @@ import type { AuditDeviceRef } from '../core/audit/broker';
 import type { ChainHead } from '../core/audit/chain';
 import type { AuditInput } from '../core/audit/entry';
 import type { DeviceOptions } from '../core/audit/options';
+import type { GoverningSet } from '../core/sentinel/governing';
 import type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView } from '../core/identity/types';
 import type { AuthContext, RenewLimits } from '../framework/backend';
 import type { TokenMountConfig } from '../auth/token/ops';
@@ -113,6 +114,7 @@ export interface SystemContract {
   routes(): Promise<RouteEntry[] | null>;
   keyring(): Promise<KeyringWire | null>;
   policyTexts(names: string[]): Promise<Record<string, string | null> | null>;
+  governingPolicies(): Promise<GoverningSet | null>;
   auditDevices(): Promise<AuditDeviceRef[] | null>;
   identityChanged(): Promise<void>;
   identityMountUuid(): Promise<string | null>;

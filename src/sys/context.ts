@@ -6,6 +6,7 @@ import type { MountService } from '../core/mounts/service';
 import type { BuiltinPlugin } from '../core/plugins/catalog';
 import type { PluginDirectory } from '../core/plugins/directory';
 import type { PolicyStore } from '../core/acl/policy-store';
+import type { GoverningStore } from '../core/sentinel/governing';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
@@ -19,6 +20,8 @@ export interface SystemServices {
   /** Runs a lease operation at the mount that issued the lease (throws its error). */
   leaseCall(op: LeaseOp): Promise<LogicalResponse>;
   policies: PolicyStore;
+  /** RGPs and EGPs (Sentinel). */
+  governing: GoverningStore;
   /** Tells every object that policies changed (their compiled ACLs are stale). */
   policiesChanged(): Promise<void>;
   /** Tells every mount object that a managed key was written or deleted (their cached entries are stale). */

@@ -79,6 +79,7 @@ function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, hea
   const wire: WireRequest = { id, operation: p.operation, path: p.path, data: p.data, auth, clientIP: p.clientIP, headers, wrapTTL: p.wrapTTL };
   if (p.rawBody) wire.rawBody = p.rawBody;
   if (p.colo) wire.colo = p.colo;
+  if (p.policyOverride) wire.policyOverride = true;
   return wire;
 }
 

@@ -17,6 +17,8 @@ export interface ParsedRequest {
   head: boolean;
   /** Requested response-wrapping TTL in seconds (0 = none). */
   wrapTTL: number;
+  /** X-Vault-Policy-Override: let failing soft-mandatory RGPs and EGPs through. */
+  policyOverride: boolean;
   clientIP: string;
   /** The Cloudflare location (IATA code) the request entered by, for sys/host-info only (see handleV1). */
   colo?: string;
@@ -186,6 +188,10 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
     if (wrapTTL < 0) throw badRequest('error parsing X-Vault-Wrap-TTL header: requested wrap ttl cannot be negative');
   }
 
+  const overrideHeader = req.headers.get('x-vault-policy-override');
+  const policyOverride = overrideHeader === null || overrideHeader === '' ? false : parseBool(overrideHeader);
+  if (policyOverride === null) throw badRequest(`invalid value for X-Vault-Policy-Override header: "${overrideHeader}"`);
+
   return {
     operation,
     path: operation === 'list' && path !== '' && !path.endsWith('/') ? `${path}/` : path,
@@ -193,6 +199,7 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
     token: requestToken(req.headers),
     head: method === 'HEAD',
     wrapTTL,
+    policyOverride,
     clientIP: req.headers.get('cf-connecting-ip') ?? '127.0.0.1',
     headers: req.headers,
     ...(rawType ? { rawBody: bytes } : {}),

@@ -9,6 +9,7 @@ import { permissionDenied, sealedError } from '../../framework/errors';
 import { ACL } from './acl';
 import { parsePolicy, type Policy } from './policy';
 import type { IdentityCache, IdentityView } from '../identity/cache';
+import { Governor, type GoverningFetch } from '../sentinel/governing';
 
 const MAX_AGE_MS = 60_000;
 const LIMIT = 1_000;
@@ -19,17 +20,23 @@ export type PolicyFetch = (names: string[]) => Promise<Record<string, string | n
 export interface AclCacheOptions {
   /** Makes ACLs identity-aware: entity and group policies, templates, disabled entities. */
   identity?: IdentityCache;
+  /** Makes the cache enforce RGPs and EGPs too: the cluster's set, fetched and compiled here. */
+  governing?: GoverningFetch;
 }
 
 export interface Compiled {
   acl: ACL;
   identityPolicies: string[];
+  /** The caller's entity as the ACL saw it (null: none, or no identity store). */
+  view: IdentityView | null;
 }
 
 export class AclCache {
   /** `view` is the entity view the ACL was compiled with (a newer view means recompiling). */
-  private readonly acls = new Map<string, Compiled & { at: number; view: IdentityView | null }>();
+  private readonly acls = new Map<string, Compiled & { at: number }>();
   private readonly identity: IdentityCache | undefined;
+  /** RGPs and EGPs (null: this object enforces none, e.g. in tests of ACLs alone). */
+  readonly governor: Governor | null;
   private generation = 0;
 
   constructor(
@@ -37,6 +44,7 @@ export class AclCache {
     options: AclCacheOptions = {},
   ) {
     this.identity = options.identity;
+    this.governor = options.governing ? new Governor(options.governing) : null;
   }
 
   /** The ACL of a caller: its token's policies (a policy that does not exist grants nothing), and its entity's. */
@@ -72,13 +80,14 @@ export class AclCache {
       if (this.acls.size >= LIMIT) this.acls.delete(this.acls.keys().next().value!);
       this.acls.set(key, { acl, identityPolicies: extra, at: now, view });
     }
-    return { acl, identityPolicies: extra };
+    return { acl, identityPolicies: extra, view };
   }
 
-  /** Drops compiled ACLs and the entity views they were built from. */
+  /** Drops compiled ACLs, the entity views they were built from, and the governing policies. */
   clear(): void {
     this.generation++;
     this.acls.clear();
     this.identity?.clear();
+    this.governor?.clear();
   }
 }

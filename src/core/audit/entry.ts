@@ -3,6 +3,7 @@
 // with its own options and salt. Empty fields are left out, as Vault's encoder does.
 
 import type { WrapInfo } from '../../framework/backend';
+import type { SentinelRecord } from '../sentinel/governing';
 import { hashData, rawHasher, type Hasher } from './hash';
 import type { DeviceOptions } from './options';
 
@@ -36,6 +37,10 @@ export interface AuditRequestInput {
   remoteAddress: string;
   /** Requested response-wrapping TTL, seconds (0 = none). */
   wrapTTL: number;
+  /** The request carried X-Vault-Policy-Override: true. */
+  policyOverride?: boolean;
+  /** The RGPs and EGPs evaluated, with their traces when they failed. */
+  sentinel?: SentinelRecord[];
 }
 
 export interface AuditResponseInput {
@@ -165,6 +170,8 @@ export async function formatEntry(input: AuditInput, options: Pick<DeviceOptions
     data: rq.data ? await hashData(rq.data, h.value, input.nonHMACRequestKeys) : null,
     remote_address: rq.remoteAddress,
     wrap_ttl: rq.wrapTTL,
+    policy_override: rq.policyOverride === true ? true : null,
+    sentinel: rq.sentinel && rq.sentinel.length > 0 ? rq.sentinel : null,
   });
 
   const entry: AuditEntry = { time, type: input.type, auth: await authBlock(input.auth, h), request };

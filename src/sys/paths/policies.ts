@@ -1,9 +1,10 @@
-// sys/policies/acl (and the legacy sys/policy).
+// sys/policies/acl (and the legacy sys/policy); sys/policies/rgp and egp in policies-governing.ts.
 
 import { canonicalPolicyName } from '../../core/acl/policy-store';
 import type { PathDef } from '../../framework/backend';
-import { notFound } from '../../framework/errors';
+import { badRequest, notFound } from '../../framework/errors';
 import type { SystemServices } from '../context';
+import { governingPolicyPaths } from './policies-governing';
 
 const nameField = { name: { type: 'string' as const, description: 'Policy name (lowercased).' } };
 
@@ -18,6 +19,8 @@ export function policyPaths(s: SystemServices): PathDef[] {
   };
   const write = async (rawName: string, text: string, extraWarnings: string[] = []) => {
     const { name, warning } = canonicalPolicyName(rawName);
+    // RGPs are attached by name like ACL policies: one name cannot mean both.
+    if (await s.governing.get('rgp', name)) throw badRequest(`cannot use "${name}" as an ACL policy name: an RGP has that name`);
     await s.policies.put(name, text);
     await s.policiesChanged();
     const warnings = [...extraWarnings, ...(warning ? [warning] : [])];
@@ -29,6 +32,7 @@ export function policyPaths(s: SystemServices): PathDef[] {
     return null;
   };
   return [
+    ...governingPolicyPaths(s),
     {
       pattern: 'policies/acl/?',
       summary: 'List ACL policies.',
