@@ -157,6 +157,28 @@ export const SCENARIOS = [
     request: (url, token) => ({ url: `${url}/v1/secret/data/bench/read`, headers: json(token) }),
   },
   {
+    // The same read by a non-root token that one RGP (attached to the token) and one EGP (on the
+    // path) govern: the Sentinel programs run on every request.
+    name: 'KV v2 read with one EGP and one RGP',
+    relativeTo: { scenario: 'KV v2 read', min: 0.85 },
+    setup: async (url, token) => {
+      await call(url, token, 'POST', 'secret/data/bench/governed', { data: SECRET });
+      await call(url, token, 'PUT', 'sys/policies/acl/bench-kv2', { policy: 'path "secret/data/bench/*" { capabilities = ["read"] }' });
+      await call(url, token, 'PUT', 'sys/policies/rgp/bench-rgp', {
+        enforcement_level: 'hard-mandatory',
+        policy: 'main = rule { token.metadata.team is "bench" and "bench-kv2" in token.policies }',
+      });
+      await call(url, token, 'PUT', 'sys/policies/egp/bench-egp', {
+        enforcement_level: 'hard-mandatory',
+        paths: ['secret/data/bench/governed'],
+        policy: 'import "strings"\nmain = rule { strings.has_prefix(request.path, "secret/data/bench/") and request.operation is "read" }',
+      });
+      const created = await call(url, token, 'POST', 'auth/token/create', { policies: ['bench-kv2', 'bench-rgp'], meta: { team: 'bench' }, ttl: '1h' });
+      return created.auth.client_token;
+    },
+    request: (url, _root, governed) => ({ url: `${url}/v1/secret/data/bench/governed`, headers: json(governed) }),
+  },
+  {
     name: 'KV v2 write',
     target: 0.6,
     request: (url, token) => ({ url: `${url}/v1/secret/data/bench/write`, method: 'POST', headers: json(token), body: JSON.stringify({ data: SECRET }) }),
