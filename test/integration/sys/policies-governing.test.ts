@@ -124,6 +124,40 @@ describe('managing RGPs and EGPs', () => {
   });
 });
 
+describe('hostile policy texts', () => {
+  it('mutated and random texts are stored or refused with a 400, never crash the object, and never stay half-written', async () => {
+    const seeds = [
+      'import "strings"\nmain = rule when request.operation is "update" { strings.has_prefix(request.path, "secret/") }',
+      'f = func(x) { for x as k, v { if v > 1 { return true } } return false }\nmain = rule { f({"a": 1, "b": 2}) }',
+      'main = rule { all [1, 2, 3] as n { n in range(0, 4) } and any {"k": "v"} as k, v { v matches "^v$" } }',
+    ];
+    let state = 7;
+    const rand = (n: number) => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
+    const alphabet = '{}[]()"\\\n =!<>+-*/%,.:;#abcdefrule main when import func return all any as in is not and or else filter map 0123456789\u0000\u00e9\ud83d\ude00';
+    const texts: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      let t = seeds[i % seeds.length];
+      for (let m = 0; m < 1 + rand(4); m++) {
+        const at = rand(t.length + 1);
+        t = rand(2) ? t.slice(0, at) + alphabet[rand(alphabet.length)] + t.slice(at) : t.slice(0, at) + t.slice(at + 1 + rand(3));
+      }
+      texts.push(t);
+    }
+    for (let i = 0; i < 20; i++) texts.push(Array.from({ length: 1 + rand(200) }, () => alphabet[rand(alphabet.length)]).join(''));
+    for (const [i, policy] of texts.entries()) {
+      const r = await root('PUT', `sys/policies/rgp/fuzz-${i}`, { policy, enforcement_level: 'advisory' });
+      expect([204, 400], `${r.status} ${r.text} for ${JSON.stringify(policy)}`).toContain(r.status);
+      const read = await root('GET', `sys/policies/rgp/fuzz-${i}`);
+      expect(read.status).toBe(r.status === 204 ? 200 : 404);
+      if (r.status === 204) await ok('DELETE', `sys/policies/rgp/fuzz-${i}`);
+    }
+    expect((await root('GET', 'secret/app')).status).toBe(200);
+  });
+});
+
 describe('enforcing EGPs', () => {
   it('hard-mandatory denies with a 403 naming the policy, its level and the trace; deletion lifts it at once', async () => {
     const t = await tokenWith(['reader']);
