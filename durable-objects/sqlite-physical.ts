@@ -9,6 +9,8 @@
 import { assertFolderPrefix, compareKeys, type StorageOp } from '../src/framework/storage';
 import type { Physical } from '../src/core/barrier/physical';
 import { RecentValues } from './recent-values';
+import { SqlReplicationLog } from './replication-log';
+import type { AppliedPosition, LogEntry } from '../src/core/replication/log';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS coffer_kv (key TEXT PRIMARY KEY, parent TEXT NOT NULL, value BLOB NOT NULL);
@@ -59,9 +61,13 @@ function parentOf(path: string): string {
 export class SqlPhysical implements Physical {
   private readonly sql: SqlStorage;
 
+  /** The replication log (recording only while this object's cluster is a DR primary). */
+  readonly log: SqlReplicationLog;
+
   constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
-    this.createSchema();
+    this.sql.exec(SCHEMA);
+    this.log = new SqlReplicationLog(this.sql);
   }
 
   /** Recently read and written values, so a hot key costs no query (see recent-values.ts). */
@@ -71,6 +77,7 @@ export class SqlPhysical implements Physical {
   createSchema(): void {
     this.recent.clear();
     this.sql.exec(SCHEMA);
+    this.log.createSchema();
   }
 
   /** The stored value; the same array may be handed to later callers, so it must not be modified. */
@@ -126,10 +133,42 @@ export class SqlPhysical implements Physical {
     for (const op of ops) this.recent.set(op.key, op.value);
   }
 
+  /**
+   * A DR secondary applies its primary's entries for `source` (this object's counterpart there):
+   * values as stored there, and the position reached, in one transaction; a repeat is harmless.
+   */
+  applyReplicated(source: string, entries: LogEntry[]): AppliedPosition {
+    const position = this.log.applyRemote(
+      source,
+      entries,
+      (fresh) => this.writeRows(fresh.map((e) => ({ key: e.key, value: e.value })), false),
+      (run) => this.storage.transactionSync(run),
+    );
+    for (const e of entries) this.recent.forget(e.key);
+    return position;
+  }
+
   private write(ops: StorageOp[]): void {
     if (ops.length === 0) return;
-    // Fast path: overwriting one existing key is a plain UPDATE, no folder to count.
-    if (ops.length === 1 && ops[0].value !== null && this.overwrite(ops[0].key, ops[0].value)) return;
+    // Replicating: the batch's number and its log entries commit with it, in one transaction.
+    if (this.log.recording) {
+      this.storage.transactionSync(() => {
+        this.log.beginBatch();
+        this.writeRows(ops, false);
+      });
+      return;
+    }
+    this.writeRows(ops, true);
+  }
+
+  /**
+   * `fastPath`: a lone overwrite may be a plain UPDATE (no folder to count). Not inside an open
+   * transactionSync: there (with the replication triggers in place) workerd's rowsWritten for an
+   * UPDATE that matched no row was not 0, so a new key was taken for an overwrite and never written.
+   */
+  private writeRows(ops: StorageOp[], fastPath: boolean): void {
+    if (ops.length === 0) return;
+    if (fastPath && ops.length === 1 && ops[0].value !== null && this.overwrite(ops[0].key, ops[0].value)) return;
     if (ops.length <= OPS_PER_STATEMENT) return this.applyStatement(ops);
     this.storage.transactionSync(() => {
       for (let i = 0; i < ops.length; i += OPS_PER_STATEMENT) this.applyStatement(ops.slice(i, i + OPS_PER_STATEMENT));
