@@ -14,8 +14,8 @@ import type { StorageOp } from '../../../../src/framework/storage';
 type Stub = DurableObjectStub;
 
 /** Runs `fn` in the object behind `stub` with a fresh view of its SQLite physical layer. */
-const on = <T,>(stub: Stub, fn: (p: SqlPhysical, sql: SqlStorage) => T): Promise<Awaited<T>> =>
-  runInDurableObject(stub, async (_o, state) => await fn(new SqlPhysical(state.storage), state.storage.sql));
+const on = <T,>(stub: Stub, fn: (p: SqlPhysical, sql: SqlStorage) => T): Promise<T> =>
+  runInDurableObject(stub, (_o, state) => fn(new SqlPhysical(state.storage), state.storage.sql));
 const fresh = (): Stub => env.MOUNTS.get(env.MOUNTS.newUniqueId());
 
 const put = (key: string, value: string): StorageOp => ({ key, value: utf8(value) });
