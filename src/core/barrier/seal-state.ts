@@ -1,7 +1,7 @@
 // Seal state of the cluster: init, seal/unseal with recovery key shares, the keyring behind the
-// barrier, key rotation and root-token generation. Everything needed to open the barrier lives
-// in raw `core/*` physical entries, each protected by the seal or by the root key; everything
-// else this object keeps goes through the barrier.
+// barrier, key rotation, and root-token and DR operation-token generation. Everything needed to
+// open the barrier lives in raw `core/*` physical entries, each protected by the seal or by the
+// root key; everything else this object keeps goes through the barrier.
 
 import { aesGcmOpen, aesGcmSeal } from '../../crypto/aead';
 import { fromBase64, fromHex, fromUtf8, toBase64, toBase64Raw, toHex, utf8 } from '../../crypto/encoding';
@@ -29,6 +29,11 @@ const K = {
 } as const;
 const CLUSTER_KEY = 'core/cluster';
 const GENERATE_ROOT_KEY = 'core/generate-root';
+const GENERATE_OPERATION_TOKEN_KEY = 'core/generate-dr-operation-token';
+/** The barrier key of a share-collecting attempt: one per kind of token it mints. */
+type AttemptSlot = typeof GENERATE_ROOT_KEY | typeof GENERATE_OPERATION_TOKEN_KEY;
+/** A DR operation token is exactly as long as the OTP (the length of a root token, `hvs.` + 24). */
+export const OPERATION_TOKEN_LENGTH = ROOT_TOKEN_LENGTH;
 
 interface SealConfig {
   type: string;
@@ -409,9 +414,63 @@ export class SealState implements KeyringSource {
     return { term: active.term, install_time: active.installTime };
   }
 
-  // ---- sys/generate-root ----
-  private async attempt(): Promise<GenerateRootAttempt | null> {
-    return getJSON<GenerateRootAttempt>(this.barrier, GENERATE_ROOT_KEY);
+  // ---- sys/generate-root and DR operation-token generation ----
+  // Both collect recovery key shares into an attempt and, at the threshold, return a new token
+  // XORed with the attempt's OTP. Each kind has its own slot (storage key), so an attempt of one
+  // kind never disturbs the other; they differ only in what completion mints.
+
+  async generateRootGet(): Promise<Record<string, unknown>> {
+    return this.attemptGet(GENERATE_ROOT_KEY);
+  }
+
+  async generateRootStart(
+    params: { otp?: string; pgp_key?: string; key?: string },
+    tokenAuthorized: boolean,
+  ): Promise<Record<string, unknown>> {
+    return this.attemptStart(GENERATE_ROOT_KEY, params, tokenAuthorized, () => this.mintRootToken());
+  }
+
+  async generateRootCancel(tokenAuthorized: boolean, key: string | undefined): Promise<void> {
+    return this.attemptCancel(GENERATE_ROOT_KEY, tokenAuthorized, key);
+  }
+
+  async generateRootUpdate(params: { key?: string; nonce?: string }): Promise<Record<string, unknown>> {
+    return this.attemptUpdate(GENERATE_ROOT_KEY, params, () => this.mintRootToken());
+  }
+
+  private async mintRootToken(): Promise<string> {
+    const token = newRootToken();
+    await this.ports.createRootToken(token);
+    return token;
+  }
+
+  /**
+   * sys/replication/dr/secondary/generate-operation-token/*: the same protocol as generate-root,
+   * in its own slot. `issue` mints and stores the DR operation token (the caller keeps its hash);
+   * it must return a token of OPERATION_TOKEN_LENGTH characters, the OTP length.
+   */
+  async operationTokenGet(): Promise<Record<string, unknown>> {
+    return this.attemptGet(GENERATE_OPERATION_TOKEN_KEY);
+  }
+
+  async operationTokenStart(
+    params: { otp?: string; pgp_key?: string; key?: string },
+    tokenAuthorized: boolean,
+    issue: () => Promise<string>,
+  ): Promise<Record<string, unknown>> {
+    return this.attemptStart(GENERATE_OPERATION_TOKEN_KEY, params, tokenAuthorized, issue);
+  }
+
+  async operationTokenCancel(tokenAuthorized: boolean, key: string | undefined): Promise<void> {
+    return this.attemptCancel(GENERATE_OPERATION_TOKEN_KEY, tokenAuthorized, key);
+  }
+
+  async operationTokenUpdate(params: { key?: string; nonce?: string }, issue: () => Promise<string>): Promise<Record<string, unknown>> {
+    return this.attemptUpdate(GENERATE_OPERATION_TOKEN_KEY, params, issue);
+  }
+
+  private async attempt(slot: AttemptSlot): Promise<GenerateRootAttempt | null> {
+    return getJSON<GenerateRootAttempt>(this.barrier, slot);
   }
 
   private generateRootStatus(attempt: GenerateRootAttempt | null, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -430,9 +489,9 @@ export class SealState implements KeyringSource {
     };
   }
 
-  async generateRootGet(): Promise<Record<string, unknown>> {
+  private async attemptGet(slot: AttemptSlot): Promise<Record<string, unknown>> {
     if (await this.isSealed()) throw sealedError();
-    return this.generateRootStatus(await this.attempt());
+    return this.generateRootStatus(await this.attempt(slot));
   }
 
   /**
@@ -448,13 +507,15 @@ export class SealState implements KeyringSource {
     return share;
   }
 
-  async generateRootStart(
+  private async attemptStart(
+    slot: AttemptSlot,
     params: { otp?: string; pgp_key?: string; key?: string },
     tokenAuthorized: boolean,
+    issue: () => Promise<string>,
   ): Promise<Record<string, unknown>> {
     if (await this.isSealed()) throw sealedError();
     const share = await this.authorizeAttempt(tokenAuthorized, params.key);
-    if (await this.attempt()) throw badRequest('root generation already in progress');
+    if (await this.attempt(slot)) throw badRequest('root generation already in progress');
     if (params.pgp_key) throw badRequest('PGP-encrypted root tokens are not supported; use an OTP');
     let otp = params.otp ?? '';
     let generated = false;
@@ -466,40 +527,46 @@ export class SealState implements KeyringSource {
     }
     const attempt: GenerateRootAttempt = { nonce: randomUUID(), otp, shares: [] };
     if (share) {
-      const done = await this.progressGenerateRoot(attempt, share);
+      const done = await this.progressAttempt(slot, attempt, share, issue);
       if (done) return { ...done, otp: generated ? otp : '' };
     }
-    await putJSON(this.barrier, GENERATE_ROOT_KEY, attempt);
+    await putJSON(this.barrier, slot, attempt);
     return this.generateRootStatus(attempt, generated ? { otp } : {});
   }
 
-  async generateRootCancel(tokenAuthorized: boolean, key: string | undefined): Promise<void> {
+  private async attemptCancel(slot: AttemptSlot, tokenAuthorized: boolean, key: string | undefined): Promise<void> {
     if (await this.isSealed()) throw sealedError();
     await this.authorizeAttempt(tokenAuthorized, key);
-    await this.barrier.delete(GENERATE_ROOT_KEY);
+    await this.barrier.delete(slot);
   }
 
-  async generateRootUpdate(params: { key?: string; nonce?: string }): Promise<Record<string, unknown>> {
+  private async attemptUpdate(slot: AttemptSlot, params: { key?: string; nonce?: string }, issue: () => Promise<string>): Promise<Record<string, unknown>> {
     if (await this.isSealed()) throw sealedError();
-    const attempt = await this.attempt();
+    const attempt = await this.attempt(slot);
     if (!attempt) throw badRequest('no root generation in progress');
     if (!params.key) throw badRequest("'key' must be specified in request body as JSON");
     if (params.nonce !== attempt.nonce) throw badRequest('incorrect nonce supplied; the attempt may have been restarted');
     const share = decodeKeyShare(params.key);
-    const done = await this.progressGenerateRoot(attempt, share);
+    const done = await this.progressAttempt(slot, attempt, share, issue);
     if (done) return done;
-    await putJSON(this.barrier, GENERATE_ROOT_KEY, attempt);
+    await putJSON(this.barrier, slot, attempt);
     return this.generateRootStatus(attempt);
   }
 
-  /** Adds a share; on completion mints the root token and returns the final status. */
-  private async progressGenerateRoot(attempt: GenerateRootAttempt, share: Uint8Array): Promise<Record<string, unknown> | null> {
-    const key = await this.addShare(attempt, share, () => this.barrier.delete(GENERATE_ROOT_KEY));
+  /** Adds a share; on completion mints the token with `issue` and returns the final status. */
+  private async progressAttempt(
+    slot: AttemptSlot,
+    attempt: GenerateRootAttempt,
+    share: Uint8Array,
+    issue: () => Promise<string>,
+  ): Promise<Record<string, unknown> | null> {
+    const key = await this.addShare(attempt, share, () => this.barrier.delete(slot));
     if (!key) return null;
-    const token = newRootToken();
-    await this.ports.createRootToken(token);
-    await this.barrier.delete(GENERATE_ROOT_KEY);
-    const encoded = toBase64Raw(xorBytes(utf8(token), utf8(attempt.otp)));
+    const token = utf8(await issue());
+    // The XOR encoding needs equal lengths; a mismatch is a bug in the caller's `issue`.
+    if (token.length !== attempt.otp.length) throw new Error(`issued token has ${token.length} bytes; the OTP has ${attempt.otp.length}`);
+    await this.barrier.delete(slot);
+    const encoded = toBase64Raw(xorBytes(token, utf8(attempt.otp)));
     return this.generateRootStatus(attempt, { complete: true, encoded_token: encoded, encoded_root_token: encoded });
   }
 }
