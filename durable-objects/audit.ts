@@ -2,7 +2,6 @@
 // this object formats, HMACs, chains and emits the device's entries (src/core/audit/device.ts),
 // and keeps the device's salt and chain head behind the barrier so a restart continues the chain.
 
-import { DurableObject } from 'cloudflare:workers';
 import { BarrierStorage } from '../src/core/barrier/barrier';
 import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
 import type { ChainHead } from '../src/core/audit/chain';
@@ -15,9 +14,10 @@ import { countAuditFailure } from '../src/core/metrics/requests';
 import type { MetricsRegistry } from '../src/core/metrics/registry';
 import { RemoteKeyring } from './keyring-client';
 import { SqlPhysical } from './sqlite-physical';
+import { replicate, ReplicatedObject } from './replica-ops';
 import { auditStub, systemStub } from '../src/rpc/stubs';
 
-export class AuditObject extends DurableObject<Env> implements AuditContract {
+export class AuditObject extends ReplicatedObject<Env> implements AuditContract {
   readonly #physical: SqlPhysical;
   readonly #keyring: RemoteKeyring;
   readonly #barrier: BarrierStorage;
@@ -26,6 +26,7 @@ export class AuditObject extends DurableObject<Env> implements AuditContract {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#physical = new SqlPhysical(ctx.storage);
+    replicate(this, this.#physical);
     this.#keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.#barrier = new BarrierStorage(this.#physical, this.#keyring, maxEntrySize(env));
     this.#device = new AuditDevice(this.#barrier, {

@@ -4,7 +4,6 @@
 // costs the Worker one call; and it keeps the leases of the secrets its engine issues, driving
 // their expiry and retried revocation from its alarm. Requests run through src/pipeline/serve.ts.
 
-import { DurableObject } from 'cloudflare:workers';
 import type { IdentityLoginInput, IdentityView } from '../src/core/identity/types';
 import { LEASES_PREFIX } from '../src/core/leases/mount-leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
@@ -24,6 +23,7 @@ import type { LeaseCall } from './mount-lease-calls';
 import { mountSite, type MountParts } from './mount-site';
 import { announceIdentityChange, identityLoginOn, identityViewsOn } from './mount-identity';
 import { ObjectStorage } from './object-storage';
+import { replicate, ReplicatedObject } from './replica-ops';
 import { loadPlugin } from './plugin-runtime';
 import { LATEST_ALARM } from './sqlite-physical';
 
@@ -33,7 +33,7 @@ const PLUGIN_RETRY_MS = 60_000;
 
 const earliest = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
 
-export class MountObject extends DurableObject<Env> implements MountContract {
+export class MountObject extends ReplicatedObject<Env> implements MountContract {
   readonly #storage: ObjectStorage;
   /** GroupedWrites of #storage, by this name for tests that watch a flush. */
   private readonly grouped;
@@ -52,6 +52,7 @@ export class MountObject extends DurableObject<Env> implements MountContract {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const storage = (this.#storage = new ObjectStorage(ctx, env));
+    replicate(this, storage.physical);
     this.grouped = storage.grouped;
     this.#parts = mountSite(env, storage, this.writes, this.#metrics, {
       entry: () => this.#loadEntry(),

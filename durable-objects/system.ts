@@ -2,7 +2,6 @@
 // When the cluster seals or its keyring rotates it tells every other object to drop its keys
 // (system-notices.ts). sys/ requests run through src/pipeline/serve.ts.
 
-import { DurableObject } from 'cloudflare:workers';
 import type { TokenMountConfig } from '../src/auth/token/ops';
 import { AclCache } from '../src/core/acl/cache';
 import { PolicyStore } from '../src/core/acl/policy-store';
@@ -48,6 +47,7 @@ import { managedKeyDeps } from './managed-key-deps';
 import { pluginStoreOf } from './plugin-store';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
+import { replicate, ReplicatedObject } from './replica-ops';
 import { leaseCall } from './system-leases';
 import { gatherMetrics } from './system-metrics';
 import { Notices, type Target } from './system-notices';
@@ -93,7 +93,7 @@ function pluginDirectoryOf(env: Env): PluginDirectory | null {
   return { store, label: env.PLUGIN_DIR ? 'the plugin directory (COFFER_PLUGIN_DIR)' : 'the plugin directory (the R2 bucket bound as PLUGINS)' };
 }
 
-export class SystemObject extends DurableObject<Env> implements SystemContract {
+export class SystemObject extends ReplicatedObject<Env> implements SystemContract {
   /** This instance's start (sys/host-info) and its requests since (sys/metrics). */
   readonly #startedAt = Date.now();
   readonly #metrics = new MetricsRegistry(this.#startedAt);
@@ -113,6 +113,7 @@ export class SystemObject extends DurableObject<Env> implements SystemContract {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const physical = new SqlPhysical(ctx.storage);
+    replicate(this, physical);
     this.#notices = new Notices(physical, env, (at) => ctx.storage.setAlarm(at));
     const { seal, sealConfigError } = sealFor(env, () => this.#core.isInitialized());
     const core = (this.#core = new SealState(

@@ -3,7 +3,6 @@
 // RPC, lease holders are mount objects, timers are its alarm. It also serves auth/token/* for the
 // callers whose tokens it holds, through src/pipeline/serve.ts.
 
-import { DurableObject } from 'cloudflare:workers';
 import { AclCache } from '../src/core/acl/cache';
 import { ActivityLog, type ActivityRecord } from '../src/core/activity/log';
 import type { AuditBroker } from '../src/core/audit/broker';
@@ -27,6 +26,7 @@ import { mountStub, systemStub, tokenShardStub } from '../src/rpc/stubs';
 import { remoteAuditBroker } from './audit';
 import { IdentityClient } from './identity-client';
 import { ObjectStorage } from './object-storage';
+import { replicate, ReplicatedObject } from './replica-ops';
 import { LATEST_ALARM } from './sqlite-physical';
 import type { Peer } from './token-ops';
 import { TokenServing } from './token-serving';
@@ -36,7 +36,7 @@ const mountHolder = (uuid: string) => `mount:${uuid}`;
 
 type Issued = { token: string; entry: TokenEntry };
 
-export class TokenStoreObject extends DurableObject<Env> implements TokenStoreContract {
+export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStoreContract {
   readonly #storage: ObjectStorage;
   /** The shard logic (tests reach it by this name). */
   private readonly shard: TokenShard;
@@ -53,6 +53,7 @@ export class TokenStoreObject extends DurableObject<Env> implements TokenStoreCo
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const storage = (this.#storage = new ObjectStorage(ctx, env));
+    replicate(this, storage.physical);
     // Staged with the requests' writes: a first sighting must not cost a commit of its own.
     const activity = (this.#activity = new ActivityLog(storage.requestBarrier));
     const shards = (this.#shards = tokenShardCount(env));

@@ -18,6 +18,7 @@ import type { ChainHead } from '../core/audit/chain';
 import type { AuditInput } from '../core/audit/entry';
 import type { DeviceOptions } from '../core/audit/options';
 import type { GoverningSet } from '../core/sentinel/governing';
+import type { WirePage } from '../core/replication/stream';
 import type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView } from '../core/identity/types';
 import type { AuthContext, RenewLimits } from '../framework/backend';
 import type { TokenMountConfig } from '../auth/token/ops';
@@ -42,6 +43,27 @@ export interface Resolution {
 export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
 export type AuditHashReply = { ok: true; hash: string } | { ok: false; error: string };
 
+/** A Merkle answer: the root and bucket hashes, or the entry hashes (hex) of asked buckets. */
+export type ReplicaMerkle = { root: string; buckets: string[] } | { entries: Record<string, string> };
+
+/** A replica* call's answer: refusals of bad input travel as data, like the other replies here. */
+export type ReplicaReply<T> = { ok: true; value: T } | Refused;
+
+/**
+ * DR replication, the same in every object class (durable-objects/replica-ops.ts). `source` names
+ * the primary's object a secondary object mirrors (src/core/replication/stream.ts ObjectName).
+ */
+export interface ReplicaContract {
+  replicaControl(command: 'start' | 'stop'): Promise<ReplicaReply<null>>;
+  replicaPull(after: number, limit: number): Promise<ReplicaReply<WirePage>>;
+  replicaTrim(upTo: number): Promise<ReplicaReply<null>>;
+  replicaMerkle(buckets?: number[]): Promise<ReplicaReply<ReplicaMerkle>>;
+  replicaValues(keys: string[]): Promise<ReplicaReply<Record<string, string | null>>>;
+  replicaPosition(source: string): Promise<ReplicaReply<number>>;
+  replicaApply(source: string, page: WirePage): Promise<ReplicaReply<number>>;
+  replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>>;
+}
+
 /** What every hosting object is told when the cluster changes. */
 export interface Notified {
   /** The cluster sealed or its keyring rotated: forget keys and what was opened with them. */
@@ -61,7 +83,7 @@ export interface IdentityEndpoint {
   identityLogin(input: IdentityLoginInput): Promise<IdentityLoginReply>;
 }
 
-export interface MountContract extends Notified, IdentityEndpoint {
+export interface MountContract extends Notified, IdentityEndpoint, ReplicaContract {
   handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult>;
   provision(entry: MountEntry): Promise<void>;
   revokeAllLeases(): Promise<string | null>;
@@ -79,7 +101,7 @@ export interface MountContract extends Notified, IdentityEndpoint {
   renewLogin(prefix: string, role: string, tokenPolicies: string[]): Promise<RenewReply>;
 }
 
-export interface TokenStoreContract extends Notified, PeerShard {
+export interface TokenStoreContract extends Notified, PeerShard, ReplicaContract {
   handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult>;
   createRoot(token: string): Promise<void>;
   issueLogin(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }>;
@@ -108,7 +130,7 @@ export interface TokenStoreContract extends Notified, PeerShard {
   setActivityRetention(months: number): Promise<void>;
 }
 
-export interface SystemContract {
+export interface SystemContract extends ReplicaContract {
   handle(wire: WireRequest): Promise<WireResult>;
   auditRefusal(wire: WireRequest, status: number, errors: string[]): Promise<WireResult>;
   routes(): Promise<RouteEntry[] | null>;
@@ -124,7 +146,7 @@ export interface SystemContract {
   tokenMountConfig(): Promise<TokenMountConfig>;
 }
 
-export interface AuditContract {
+export interface AuditContract extends ReplicaContract {
   dropKeys(): Promise<void>;
   provision(uuid: string, options: DeviceOptions): Promise<void>;
   log(input: AuditInput): Promise<AuditLogReply>;
