@@ -2,7 +2,7 @@
 // policy reads it (bodies can be large, and most policies look at the path alone).
 
 import { fromJSON, type SObject } from '../values';
-import type { RequestFacts } from './index';
+import type { RequestFacts } from './facts';
 import { attrTable, LazyObject, nanos, seconds, smap } from './misc';
 
 /** Coffer has no replication yet; both the current (`dr.mode`) and the older (`mode.dr`) shape. */
