@@ -16,6 +16,8 @@ CREATE TABLE IF NOT EXISTS coffer_repl_log (seq INTEGER PRIMARY KEY AUTOINCREMEN
 CREATE TABLE IF NOT EXISTS coffer_repl_meta (id INTEGER PRIMARY KEY CHECK (id = 1), batch INTEGER NOT NULL, trimmed INTEGER NOT NULL);
 INSERT OR IGNORE INTO coffer_repl_meta (id, batch, trimmed) VALUES (1, 0, 0);
 CREATE TABLE IF NOT EXISTS coffer_repl_applied (source TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+-- This cluster's own replication settings: never recorded, never replicated, never in a Merkle tree.
+CREATE TABLE IF NOT EXISTS coffer_local (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 `;
 
 const TRIGGERS = `
@@ -141,6 +143,24 @@ export class SqlReplicationLog implements ReplicationLog {
       if (wanted.has(bucketOf(r.key))) out.set(r.key, bytesToHex(entryHash(r.key, new Uint8Array(r.value))));
     }
     return out;
+  }
+}
+
+/**
+ * What a cluster keeps for itself outside its replicated storage (its DR state, its secondary
+ * key): a secondary's replicated storage is the primary's, and must not overwrite these.
+ */
+export class LocalState {
+  constructor(private readonly sql: SqlStorage) {}
+
+  get(key: string): Uint8Array | null {
+    const row = this.sql.exec<{ value: ArrayBuffer }>('SELECT value FROM coffer_local WHERE key = ?', key).toArray()[0];
+    return row ? new Uint8Array(row.value) : null;
+  }
+
+  put(key: string, value: Uint8Array | null): void {
+    if (value === null) this.sql.exec('DELETE FROM coffer_local WHERE key = ?', key);
+    else this.sql.exec('INSERT INTO coffer_local (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', key, value);
   }
 }
 

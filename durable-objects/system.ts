@@ -48,6 +48,8 @@ import { pluginStoreOf } from './plugin-store';
 import { IdentityClient } from './identity-client';
 import { SqlPhysical } from './sqlite-physical';
 import { replicate, ReplicatedObject } from './replica-ops';
+import { LocalState } from './replication-log';
+import { SystemReplication } from './system-replication';
 import { leaseCall } from './system-leases';
 import { gatherMetrics } from './system-metrics';
 import { Notices, type Target } from './system-notices';
@@ -114,8 +116,16 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
     super(ctx, env);
     const physical = new SqlPhysical(ctx.storage);
     replicate(this, physical);
-    this.#notices = new Notices(physical, env, (at) => ctx.storage.setAlarm(at));
     const { seal, sealConfigError } = sealFor(env, () => this.#core.isInitialized());
+    const replication = new SystemReplication({
+      physical,
+      local: new LocalState(ctx.storage.sql),
+      seal,
+      env,
+      mounts: async () => (await this.#mounts.objectEntries()).map((e) => e.uuid),
+      audits: async () => (await this.audit.refs()).map((r) => r.uuid),
+    });
+    this.#notices = new Notices(physical, env, (at) => ctx.storage.setAlarm(at));
     const core = (this.#core = new SealState(
       physical,
       seal,
@@ -129,7 +139,10 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
     ));
     const pluginDir = pluginDirectoryOf(env);
     const mounts = (this.#mounts = new MountService(core.barrier, {
-      provision: (entry) => mountStub(env, entry.uuid).provision(entry),
+      provision: async (entry) => {
+        await mountStub(env, entry.uuid).provision(entry);
+        await replication.provisioned(`mount/${entry.uuid}`);
+      },
       revokeLeases: (entry) => mountStub(env, entry.uuid).revokeAllLeases(),
       destroy: (entry) => mountStub(env, entry.uuid).destroy(),
       typeInfo: (type) => availableType(type, env.COFFER_TEST_ENGINES === '1'),
@@ -142,7 +155,10 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
     const policies = (this.#policies = new PolicyStore(core.barrier));
     const governing = (this.#governing = new GoverningStore(core.barrier));
     this.audit = new AuditTable(core.barrier, {
-      provision: (uuid, options) => auditStub(env, uuid).provision(uuid, options),
+      provision: async (uuid, options) => {
+        await auditStub(env, uuid).provision(uuid, options);
+        await replication.provisioned(`audit/${uuid}`);
+      },
       destroy: (uuid) => auditStub(env, uuid).destroy(),
       changed: () => this.#auditChanged(),
       head: (uuid) => auditStub(env, uuid).head(),
@@ -195,6 +211,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
       startedAt: this.#startedAt,
       managedKeyDeps: managedKeyDeps(this.env),
       plugins: { directory: pluginDir, builtins: builtinPlugins(), isBuiltinName: isReservedMountType },
+      replication,
       wrapping: {
         unwrap: (token) => this.#shardOf(token).unwrap(token),
         peek: (token) => this.#shardOf(token).peekWrapped(token),

@@ -219,6 +219,8 @@ export interface LogicalResponse {
   status?: number;
   /** Set when the response was wrapped: the client gets only this (Vault's wrap_info). */
   wrapInfo?: WrapInfo;
+  /** The handler's own wrapping TTL (seconds): the response is wrapped even without X-Vault-Wrap-TTL. */
+  wrapTTL?: number;
 }
 
 /** Vault's wrap_info: the single-use token that unwraps a response, and what it was made from. */

@@ -278,7 +278,9 @@ export async function dispatch(
   if (unknown.length > 0 && !response.raw) {
     response.warnings = [...(response.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`];
   }
-  if (wire.wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = await hooks.wrap(response, wire, mount);
+  // A handler may require wrapping of its own (DR activation tokens); the client's TTL wins when given.
+  const wrapTTL = wire.wrapTTL > 0 ? wire.wrapTTL : (response.wrapTTL ?? 0);
+  if (wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = await hooks.wrap(response, wrapTTL === wire.wrapTTL ? wire : { ...wire, wrapTTL }, mount);
   if (hooks.audit) await hooks.audit.response(response);
   return response;
 }

@@ -18,7 +18,9 @@ import type { ChainHead } from '../core/audit/chain';
 import type { AuditInput } from '../core/audit/entry';
 import type { DeviceOptions } from '../core/audit/options';
 import type { GoverningSet } from '../core/sentinel/governing';
-import type { WirePage } from '../core/replication/stream';
+import type { ReplicaMerkle, WirePage } from '../core/replication/stream';
+
+export type { ReplicaMerkle } from '../core/replication/stream';
 import type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView } from '../core/identity/types';
 import type { AuthContext, RenewLimits } from '../framework/backend';
 import type { TokenMountConfig } from '../auth/token/ops';
@@ -42,9 +44,6 @@ export interface Resolution {
 }
 export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
 export type AuditHashReply = { ok: true; hash: string } | { ok: false; error: string };
-
-/** A Merkle answer: the root and bucket hashes, or the entry hashes (hex) of asked buckets. */
-export type ReplicaMerkle = { root: string; buckets: string[] } | { entries: Record<string, string> };
 
 /** A replica* call's answer: refusals of bad input travel as data, like the other replies here. */
 export type ReplicaReply<T> = { ok: true; value: T } | Refused;

@@ -69,6 +69,8 @@ export interface Env extends Pkcs11SealVars, CloudSealVars {
   MAX_JSON_STRING_LENGTH?: string;
   /** "1" makes test-only engines (coffer-test-leases) mountable. Never set in production. */
   COFFER_TEST_ENGINES?: string;
+  /** This deployment's address as DR secondaries reach it (put into activation tokens). */
+  COFFER_API_ADDR?: string;
 }
 
 export function intVar(value: string | undefined, fallback: number, min = 1): number {

@@ -7,6 +7,8 @@ import type { BuiltinPlugin } from '../core/plugins/catalog';
 import type { PluginDirectory } from '../core/plugins/directory';
 import type { PolicyStore } from '../core/acl/policy-store';
 import type { GoverningStore } from '../core/sentinel/governing';
+import type { DrPrimary, DrState } from '../core/replication/state';
+import type { ObjectName, PullReply, ReplicaMerkle } from '../core/replication/stream';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
 import type { AuthContext, LogicalResponse, WrapInfo } from '../framework/backend';
@@ -50,6 +52,29 @@ export interface SystemServices {
   /** When the SystemObject instance answering started (unix ms). */
   startedAt: number;
   plugins: PluginServices;
+  replication: DrServices;
+}
+
+/** DR replication at the SystemObject (durable-objects/system-replication.ts). */
+export interface DrServices {
+  state(): Promise<DrState>;
+  /** Stores the cluster's next DR state (in its local, never replicated, storage). */
+  save(next: DrState): Promise<DrState>;
+  /** Starts or stops recording in every object of the cluster. */
+  recording(on: boolean): Promise<void>;
+  /** A secondary's call: refused with a 403 unless the id and credential match; records the heartbeat. */
+  authenticate(id: string, credential: string, apiAddress: string): Promise<DrPrimary>;
+  pull(secondaryId: string, positions: Record<ObjectName, number>, limit: number): Promise<PullReply>;
+  merkle(object: ObjectName, buckets?: number[]): Promise<ReplicaMerkle>;
+  values(object: ObjectName, keys: string[]): Promise<Record<string, string | null>>;
+  /** A counter of every change recorded, for last_wal. */
+  lastWal(): Promise<number>;
+  /** The SystemObject's Merkle root (merkle_root). */
+  merkleRoot(): Promise<string>;
+  /** Keeps a secondary's private key for encrypted activation tokens. */
+  keepSecondaryKey(jwk: JsonWebKey): Promise<void>;
+  /** This deployment's API address for activation tokens (COFFER_API_ADDR; '' when unset). */
+  apiAddr: string;
 }
 
 /** What sys/plugins/* needs beyond the catalog in the SystemObject's storage. */

@@ -10,6 +10,7 @@ import { mountPaths } from './paths/mounts';
 import { capabilityPaths } from './paths/capabilities';
 import { pluginPaths } from './paths/plugins';
 import { policyPaths } from './paths/policies';
+import { replicationPaths } from './paths/replication';
 import { sealPaths } from './paths/seal';
 import { SYS_SUDO_PATHS, SYS_UNAUTHENTICATED_PATHS } from './special-paths';
 import { uiMountPaths } from './paths/internal-ui-mounts';
@@ -24,6 +25,7 @@ export function systemBackend(services: SystemServices): Backend {
       ...mountPaths(services),
       ...pluginPaths(services),
       ...policyPaths(services),
+      ...replicationPaths(services),
       ...managedKeyPaths(services),
       ...capabilityPaths(services),
       ...leasePaths(services),

@@ -12,9 +12,13 @@ export const SYS_UNAUTHENTICATED_PATHS = [
   'internal/ui/mounts',
   'internal/ui/mounts/*',
   'wrapping/lookup',
+  'replication/status',
+  'replication/dr/status',
+  // A DR secondary's pulls: authenticated by its activation credential, not a token.
+  'replication/dr/internal/*',
 ];
 
 /** Reachable while sealed: everything else answers 503. */
 export const SYS_SEALED_PATHS = ['init', 'seal-status', 'unseal', 'health', 'leader', 'generate-root/*', 'decode-token'];
 
-export const SYS_SUDO_PATHS = ['auth/*', 'remount', 'rotate', 'seal', 'step-down', 'raw', 'raw/*', 'audit', 'audit/*', 'config/cors', 'config/auditing/*', 'plugins/catalog/*', 'leases/revoke-prefix/*', 'leases/revoke-force/*', 'leases/lookup/*', 'leases', 'leases/count', 'revoke-prefix/*', 'revoke-force/*'];
+export const SYS_SUDO_PATHS = ['replication/dr/primary/secondary-token', 'auth/*', 'remount', 'rotate', 'seal', 'step-down', 'raw', 'raw/*', 'audit', 'audit/*', 'config/cors', 'config/auditing/*', 'plugins/catalog/*', 'leases/revoke-prefix/*', 'leases/revoke-force/*', 'leases/lookup/*', 'leases', 'leases/count', 'revoke-prefix/*', 'revoke-force/*'];

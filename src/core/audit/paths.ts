@@ -14,4 +14,6 @@ export const UNAUDITED_SYS_PATHS = [
   'storage/raft/bootstrap',
   'storage/raft/join',
   'internal/ui/feature-flags',
+  // A DR secondary's pulls carry the log itself: cluster traffic, as Vault's cluster port is.
+  'replication/dr/internal/*',
 ];

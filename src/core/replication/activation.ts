@@ -9,20 +9,9 @@
 import { concatBytes, fromBase64, fromUtf8, toBase64, toBase64Url, utf8 } from '../../crypto/encoding';
 import { randomBytes } from '../../crypto/random';
 import { badRequest } from '../../framework/errors';
+import type { ActivationPayload } from './state';
 
-/** What an activation token carries (both the wrapped and the encrypted form). */
-export interface ActivationPayload {
-  /** Where the secondary pulls from (http or https URL). */
-  primary_api_addr: string;
-  /** The primary's cluster address as configured (may be empty). */
-  primary_cluster_addr: string;
-  cluster_id: string;
-  secondary_id: string;
-  /** The secondary's secret for its pulls; the primary keeps only its SHA-256. */
-  credential: string;
-  /** When the token stops being accepted (unix ms). */
-  expires: number;
-}
+export type { ActivationPayload } from './state';
 
 export interface SecondaryKeyPair {
   /** Standard base64 of the uncompressed P-256 point (65 bytes), as secondary/generate-public-key returns it. */

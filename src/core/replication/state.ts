@@ -58,13 +58,17 @@ export type DrSecondary = {
 };
 export type DrState = DrDisabled | DrPrimary | DrSecondary;
 
-/** What an activation token carries (JSON, snake_case as it travels). `expires` is unix ms. */
+/** What an activation token carries, wrapped or encrypted (JSON, snake_case as it travels). */
 export interface ActivationPayload {
+  /** Where the secondary pulls from (http or https URL). */
   primary_api_addr: string;
+  /** The primary's cluster address as configured (may be empty). */
   primary_cluster_addr: string;
   cluster_id: string;
   secondary_id: string;
+  /** The secondary's secret for its pulls; the primary keeps only its SHA-256. */
   credential: string;
+  /** When the token stops being accepted (unix ms). */
   expires: number;
 }
 

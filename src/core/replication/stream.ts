@@ -81,6 +81,9 @@ export function decodePage(page: unknown): LogPage {
   return { entries, last: p.last as number, first: p.first as number };
 }
 
+/** A Merkle answer: the root and bucket hashes, or the entry hashes (hex) of asked buckets. */
+export type ReplicaMerkle = { root: string; buckets: string[] } | { entries: Record<string, string> };
+
 export type PullAction =
   | { object: ObjectName; kind: 'apply'; entries: LogEntry[] }
   /** The log was trimmed past this object's position (or it never had one): compare Merkle trees. */

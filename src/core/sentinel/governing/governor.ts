@@ -20,9 +20,10 @@ const MAX_AGE_MS = 60_000;
 
 /**
  * Paths no EGP governs: root-token generation is the way back in when policies lock everyone
- * out (as in Vault), and the seal endpoints are served outside Vault's policy checks.
+ * out (as in Vault), the seal endpoints are served outside Vault's policy checks, and a DR
+ * secondary's pulls are cluster traffic (Vault's cluster port), not requests.
  */
-const UNGOVERNED = /^sys\/(generate-root(\/.*)?|init|seal-status|unseal|health|leader)$/;
+const UNGOVERNED = /^sys\/(generate-root(\/.*)?|init|seal-status|unseal|health|leader|replication\/dr\/internal\/.*)$/;
 
 interface Compiled {
   /** "rgp/<name>" or "egp/<name>". */
