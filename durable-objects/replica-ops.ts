@@ -50,8 +50,13 @@ export class ReplicaOps {
     return out;
   }
 
-  position(source: string): number {
-    return this.physical.log.applied(source).seq;
+  /** How far this object applied `source`; null when it was never synced with it. */
+  position(source: string): number | null {
+    return this.physical.log.synced(source) ? this.physical.log.applied(source).seq : null;
+  }
+
+  wipe(): void {
+    this.physical.wipeReplicated();
   }
 
   apply(source: string, page: WirePage): number {
@@ -111,8 +116,11 @@ export abstract class ReplicatedObject<E> extends DurableObject<E> implements Re
   replicaValues(keys: string[]): Promise<ReplicaReply<Record<string, string | null>>> {
     return reply(() => ops(this).values(keys));
   }
-  replicaPosition(source: string): Promise<ReplicaReply<number>> {
+  replicaPosition(source: string): Promise<ReplicaReply<number | null>> {
     return reply(() => ops(this).position(source));
+  }
+  replicaWipe(): Promise<ReplicaReply<null>> {
+    return reply(() => (ops(this).wipe(), null));
   }
   replicaApply(source: string, page: WirePage): Promise<ReplicaReply<number>> {
     return reply(() => ops(this).apply(source, page));

@@ -69,6 +69,14 @@ export class SqlReplicationLog implements ReplicationLog {
     this.#recording = false;
   }
 
+  /** Forgets the log and every applied position (the tables stay). */
+  reset(): void {
+    this.sql.exec(DROP_TRIGGERS);
+    this.sql.exec('DELETE FROM coffer_repl_log');
+    this.sql.exec('DELETE FROM coffer_repl_applied');
+    this.#recording = false;
+  }
+
   /** Numbers the batch about to be written; call inside the batch's transaction. */
   beginBatch(): void {
     this.sql.exec('UPDATE coffer_repl_meta SET batch = batch + 1 WHERE id = 1');
@@ -99,6 +107,11 @@ export class SqlReplicationLog implements ReplicationLog {
     if (bound <= this.trimmedUpTo()) return;
     this.sql.exec('DELETE FROM coffer_repl_log WHERE seq <= ?', bound);
     this.sql.exec('UPDATE coffer_repl_meta SET trimmed = ? WHERE id = 1', bound);
+  }
+
+  /** Whether this (secondary) object was ever synced with `source` (a repair or a page). */
+  synced(source: string): boolean {
+    return this.sql.exec<{ n: number }>('SELECT count(*) AS n FROM coffer_repl_applied WHERE source = ?', source).one().n > 0;
   }
 
   /** How far this (secondary) object applied the primary object `source`. */

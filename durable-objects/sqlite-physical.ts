@@ -148,6 +148,19 @@ export class SqlPhysical implements Physical {
     return position;
   }
 
+  /**
+   * A DR secondary's enable: erases every replicated row, the log and the positions (this
+   * object's local settings and its alarm stay).
+   */
+  wipeReplicated(): void {
+    this.storage.transactionSync(() => {
+      this.sql.exec('DELETE FROM coffer_kv');
+      this.sql.exec('DELETE FROM coffer_dirs');
+      this.log.reset();
+    });
+    this.recent.clear();
+  }
+
   private write(ops: StorageOp[]): void {
     if (ops.length === 0) return;
     // Replicating: the batch's number and its log entries commit with it, in one transaction.

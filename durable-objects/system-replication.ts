@@ -3,9 +3,13 @@
 // switched on and off in every object, and the pages, Merkle buckets and values a secondary pulls.
 
 import { fromUtf8, utf8 } from '../src/crypto/encoding';
-import { CofferError } from '../src/framework/errors';
+import { badRequest, CofferError } from '../src/framework/errors';
 import type { Seal } from '../src/core/barrier/seal';
-import { DR_DISABLED, authenticateSecondary, heartbeat, type DrPrimary, type DrState } from '../src/core/replication/state';
+import { decryptActivation, isEncryptedActivation, parsePayload } from '../src/core/replication/activation';
+import { followOnce, type FollowerPorts } from '../src/core/replication/follower';
+import {
+  DR_DISABLED, authenticateSecondary, enableSecondary, heartbeat, recordSync, type ActivationPayload, type DrPrimary, type DrState, type PrimaryLink,
+} from '../src/core/replication/state';
 import { trimPoint, type ObjectName, type PullReply, type WirePage } from '../src/core/replication/stream';
 import type { ReplicaContract, ReplicaMerkle } from '../src/rpc/contracts';
 import type { DrServices } from '../src/sys/context';
@@ -18,6 +22,17 @@ import type { SqlPhysical } from './sqlite-physical';
 const STATE_KEY = 'dr-state';
 const POSITIONS_KEY = 'dr-positions';
 const SECONDARY_KEY = 'dr-secondary-key';
+/** A secondary's view of the primary: the objects it has, and the positions summed. */
+const FOLLOW_KEY = 'dr-follow';
+/** Entries asked for per object in one round. */
+const ROUND_LIMIT = 1000;
+
+interface Following {
+  objects: ObjectName[];
+  lastRemoteWal: number;
+  /** An initial sync of every object has completed (promote's safety check). */
+  synced: boolean;
+}
 const SEAL_CONTEXT = 'dr-local-state';
 
 /** What each secondary last reported: its positions per object, and when. */
@@ -31,6 +46,8 @@ export interface ReplicationPorts {
   /** The cluster's mount objects and audit devices now (uuids). */
   mounts(): Promise<string[]>;
   audits(): Promise<string[]>;
+  /** Asks for the object's alarm at `at` (or earlier, if one is already due sooner). */
+  wakeAt(at: number): Promise<void>;
 }
 
 export class SystemReplication implements DrServices {
@@ -159,6 +176,127 @@ export class SystemReplication implements DrServices {
 
   get apiAddr(): string {
     return (this.ports.env.COFFER_API_ADDR ?? '').trim();
+  }
+
+  // ---- the secondary's side ----
+
+  #following(): Following {
+    const raw = this.ports.local.get(FOLLOW_KEY);
+    return raw ? (JSON.parse(fromUtf8(raw)) as Following) : { objects: [], lastRemoteWal: 0, synced: false };
+  }
+
+  #setFollowing(f: Following): void {
+    this.ports.local.put(FOLLOW_KEY, utf8(JSON.stringify(f)));
+  }
+
+  async lastRemoteWal(): Promise<number> {
+    return this.#following().lastRemoteWal;
+  }
+
+  synced(): boolean {
+    return this.#following().synced;
+  }
+
+  /**
+   * What an activation token says: an encrypted one opens with the key generate-public-key made;
+   * a response-wrapped one is unwrapped at the primary (Coffer's wrapping tokens do not carry the
+   * primary's address, so `primaryApiAddr` is needed then).
+   */
+  async activation(token: string, primaryApiAddr: string): Promise<ActivationPayload> {
+    if (isEncryptedActivation(token)) {
+      const blob = this.ports.local.get(SECONDARY_KEY);
+      if (!blob) throw badRequest('no secondary key: call secondary/generate-public-key first and give the primary its public key');
+      const jwk = JSON.parse(fromUtf8(await this.#seal().decrypt(blob, SEAL_CONTEXT))) as JsonWebKey;
+      const payload = await decryptActivation(token, jwk);
+      return primaryApiAddr ? { ...payload, primary_api_addr: primaryApiAddr } : payload;
+    }
+    if (!primaryApiAddr) throw badRequest('primary_api_addr is required with a response-wrapped activation token');
+    let res: Response;
+    try {
+      res = await fetch(`${primaryApiAddr.replace(/\/+$/, '')}/v1/sys/wrapping/unwrap`, { method: 'POST', headers: { 'X-Vault-Token': token } });
+    } catch (e) {
+      throw badRequest(`the primary at ${primaryApiAddr} could not be reached: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    const body = (await res.json().catch(() => null)) as { data?: unknown; errors?: string[] } | null;
+    if (!res.ok || !body) throw badRequest(`the activation token could not be unwrapped at ${primaryApiAddr}: ${body?.errors?.join('; ') ?? `HTTP ${res.status}`}`);
+    return { ...parsePayload(body.data), primary_api_addr: primaryApiAddr };
+  }
+
+  /** secondary/enable: the new state, and every replicated row of every object erased. */
+  async becomeSecondary(payload: ActivationPayload, now = Date.now()): Promise<void> {
+    const next = enableSecondary(await this.state(), payload, { now });
+    const objects = await this.objects();
+    await this.recording(false);
+    await Promise.all(
+      objects.map(async (name) => {
+        const stub = this.#replica(name);
+        if (stub) replicaValue(await stub.replicaWipe());
+        else this.#own.wipe();
+      }),
+    );
+    this.#setFollowing({ objects: [], lastRemoteWal: 0, synced: false });
+    await this.save(next);
+    await this.ports.wakeAt(Date.now());
+  }
+
+  /**
+   * One round of following the primary (the alarm calls this while a secondary has a primary).
+   * Returns whether more is waiting (then the next round should come at once), 'failed' when the
+   * primary could not be followed, or null when this cluster follows nobody.
+   */
+  async followRound(now = Date.now()): Promise<boolean | null | 'failed'> {
+    const state = await this.state();
+    if (state.mode !== 'secondary' || !state.primary) return null;
+    const following = this.#following();
+    try {
+      const round = await followOnce(this.#followerPorts(state.primary), following.objects, ROUND_LIMIT);
+      const caughtUp = round.applied === 0 && round.repaired === 0;
+      this.#setFollowing({ objects: round.objects, lastRemoteWal: round.lastRemoteWal, synced: following.synced || caughtUp });
+      await this.save(recordSync(state, { sync: caughtUp ? 'stream-wals' : round.repaired > 0 ? 'merkle-sync' : 'stream-wals', contactedAt: now }));
+      return !caughtUp;
+    } catch (e) {
+      console.warn(`DR: following ${state.primary.apiAddr} failed: ${e instanceof Error ? e.message : String(e)}`);
+      await this.save(recordSync(state, { sync: 'connecting' }));
+      return 'failed';
+    }
+  }
+
+  #followerPorts(link: PrimaryLink): FollowerPorts {
+    const call = async <T>(path: string, body: Record<string, unknown>): Promise<T> => {
+      const res = await fetch(`${link.apiAddr.replace(/\/+$/, '')}/v1/sys/replication/dr/internal/${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ secondary_id: link.secondaryId, credential: link.credential, api_address: this.apiAddr, ...body }),
+      });
+      const reply = (await res.json().catch(() => null)) as { data?: T; errors?: string[] } | null;
+      if (!res.ok || !reply?.data) throw new Error(`${path}: HTTP ${res.status} ${reply?.errors?.join('; ') ?? ''}`);
+      return reply.data;
+    };
+    const local = (name: ObjectName) => this.#replica(name);
+    return {
+      pull: (positions, limit) => call<PullReply>('pull', { positions, limit }),
+      remoteMerkle: (object, buckets) => call<ReplicaMerkle>('merkle', { object, ...(buckets ? { buckets } : {}) }),
+      remoteValues: async (object, keys) => (await call<{ values: Record<string, string | null> }>('values', { object, keys })).values,
+      position: async (name) => {
+        const stub = local(name);
+        return stub ? replicaValue(await stub.replicaPosition(name)) : this.#own.position(name);
+      },
+      apply: async (name, page) => {
+        const stub = local(name);
+        return stub ? replicaValue(await stub.replicaApply(name, page)) : this.#own.apply(name, page);
+      },
+      merkle: (name, buckets) => this.merkle(name, buckets),
+      repair: async (name, values, resumeAfter) => {
+        const stub = local(name);
+        if (stub) replicaValue(await stub.replicaRepair(name, values, resumeAfter));
+        else this.#own.repair(name, values, resumeAfter);
+      },
+      wipe: async (name) => {
+        const stub = local(name);
+        if (stub) replicaValue(await stub.replicaWipe());
+        else this.#own.wipe();
+      },
+    };
   }
 
   /** The newest sequence per object summed (a cluster-wide counter that only grows), for last_wal. */

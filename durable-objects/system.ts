@@ -22,7 +22,7 @@ import { Mutex } from '../src/core/mutex';
 import { shardFor } from '../src/core/tokens/entry';
 import { matchesSpecialPath, type AuthContext, type WireOperation } from '../src/framework/backend';
 import { formatRFC3339Nano } from '../src/framework/duration';
-import { CofferError, sealedError } from '../src/framework/errors';
+import { CofferError, drSecondaryError, sealedError } from '../src/framework/errors';
 import { AuditTrail } from '../src/pipeline/audit-trail';
 import { resolvedByWorker } from '../src/pipeline/caller';
 import { relativePath, type MountContext, type WireRequest } from '../src/pipeline/dispatch';
@@ -37,7 +37,7 @@ import { PluginCatalog, resolvePlugin } from '../src/core/plugins/catalog';
 import { pluginProblem, type PluginDirectory } from '../src/core/plugins/directory';
 import { systemBackend } from '../src/sys';
 import type { CapabilitySubject } from '../src/sys/context';
-import { SYS_SEALED_PATHS } from '../src/sys/special-paths';
+import { DR_SECONDARY_SYS_PATHS, SYS_SEALED_PATHS } from '../src/sys/special-paths';
 import { isManagedKeySealType, managedKeySealFromEnv } from '../src/managed-keys/seal';
 import { ManagedKeyStore } from '../src/managed-keys/store';
 import type { ManagedKeyRef } from '../src/managed-keys/resolve';
@@ -69,6 +69,11 @@ const readsOnly = (op: WireOperation) => op === 'read' || op === 'list' || op ==
  * bridge), or "awskms" / "azurekeyvault" / "gcpckms" (a cloud KMS key, SEAL_MANAGED_KEY). A
  * misconfiguration leaves the cluster sealed with `sealConfigError` as the reason.
  */
+/** How often a caught-up DR secondary asks its primary for more (its replication lag, at rest). */
+const FOLLOW_EVERY_MS = 200;
+/** After a failed round (primary unreachable, credential refused). */
+const FOLLOW_RETRY_MS = 2_000;
+
 function sealFor(env: Env, initialized: () => boolean): { seal: Seal | null; sealConfigError?: string } {
   const type = (env.SEAL_TYPE ?? '').trim().toLowerCase() || 'static';
   if (isManagedKeySealType(type)) {
@@ -103,6 +108,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   readonly #mounts: MountService;
   readonly #policies: PolicyStore;
   readonly #governing: GoverningStore;
+  readonly #replication: SystemReplication;
   readonly #acls: AclCache;
   /** The audit table (tests reach it by this name). */
   private readonly audit: AuditTable;
@@ -117,15 +123,16 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
     const physical = new SqlPhysical(ctx.storage);
     replicate(this, physical);
     const { seal, sealConfigError } = sealFor(env, () => this.#core.isInitialized());
-    const replication = new SystemReplication({
+    const replication = (this.#replication = new SystemReplication({
       physical,
       local: new LocalState(ctx.storage.sql),
       seal,
       env,
       mounts: async () => (await this.#mounts.objectEntries()).map((e) => e.uuid),
       audits: async () => (await this.audit.refs()).map((r) => r.uuid),
-    });
-    this.#notices = new Notices(physical, env, (at) => ctx.storage.setAlarm(at));
+      wakeAt: (at) => this.#wakeAt(at),
+    }));
+    this.#notices = new Notices(physical, env, (at) => this.#wakeAt(at));
     const core = (this.#core = new SealState(
       physical,
       seal,
@@ -240,8 +247,13 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   }
 
   /** A sys/ request; its caller was resolved by the Worker at the token's shard. */
-  handle(wire: WireRequest): Promise<WireResult> {
-    return serve(this.#ports, SYS, wire, wire.auditToken ?? '');
+  async handle(wire: WireRequest): Promise<WireResult> {
+    // A DR secondary answers only what Vault's does: its replication endpoints and the health
+    // and seal plumbing.
+    if (!matchesSpecialPath(DR_SECONDARY_SYS_PATHS, relativePath(wire.path, 'sys/')) && (await this.#replication.state()).mode === 'secondary') {
+      return errorResult(drSecondaryError());
+    }
+    return await serve(this.#ports, SYS, wire, wire.auditToken ?? '');
   }
 
   /** The audit trail of a sys/ request; null for the paths Vault never audits. */
@@ -349,7 +361,9 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   }
 
   /** The routes the Worker caches; null while sealed. */
-  async routes(): Promise<RouteEntry[] | null> {
+  /** The mount routes; null while sealed; 'dr-secondary' when this cluster serves no requests. */
+  async routes(): Promise<RouteEntry[] | null | 'dr-secondary'> {
+    if ((await this.#replication.state()).mode === 'secondary') return 'dr-secondary';
     if (await this.#core.isSealed()) return null;
     return this.#mounts.routes();
   }
@@ -363,6 +377,33 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
 
   override async alarm(): Promise<void> {
     await this.#notices.retry();
+    await this.#follow();
+  }
+
+  /** One alarm serves the notices' retries and a DR secondary's following: the earlier time wins. */
+  async #wakeAt(at: number): Promise<void> {
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || at < current) await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * A DR secondary follows its primary: rounds back to back while there is more (for at most a
+   * few seconds per alarm), then a round every FOLLOW_EVERY_MS; a failed round retries later.
+   */
+  async #follow(): Promise<void> {
+    const until = Date.now() + 5_000;
+    for (;;) {
+      const more = await this.#replication.followRound();
+      if (more === null) return;
+      if (more === 'failed') {
+        await this.#wakeAt(Date.now() + FOLLOW_RETRY_MS);
+        return;
+      }
+      if (!more || Date.now() > until) {
+        await this.#wakeAt(Date.now() + FOLLOW_EVERY_MS);
+        return;
+      }
+    }
   }
 
   async #everyObject(): Promise<Target[]> {

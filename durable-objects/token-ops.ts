@@ -62,7 +62,8 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
    */
   const loginRenewal = async (entry: TokenEntry): Promise<{ limits: RenewLimits; mountMaxTTL: number } | null> => {
     if (!entry.path.startsWith('auth/') || entry.path.startsWith('auth/token/')) return null;
-    const route = findRoute((await systemStub(site.env).routes()) ?? [], entry.path);
+    const routes = await systemStub(site.env).routes();
+    const route = findRoute(Array.isArray(routes) ? routes : [], entry.path);
     // The method's mount is gone: its tokens were revoked with it, or are about to be.
     if (route?.table !== 'auth') throw badRequest('invalid token');
     const reply = await mountStub(site.env, route.uuid).renewLogin(route.prefix, entry.role, entry.policies);

@@ -31,6 +31,8 @@ export const invalidToken = (): CofferError => new CofferError(403, [multierror(
 export const unsupportedPath = (): CofferError => new CofferError(404, [multierror(['unsupported path'])]);
 export const unsupportedOperation = (): CofferError => new CofferError(405, [multierror(['unsupported operation'])]);
 export const sealedError = (): CofferError => new CofferError(503, ['Vault is sealed']);
+/** Vault's answer on a DR secondary to everything but its replication and health endpoints. */
+export const drSecondaryError = (): CofferError => new CofferError(400, ['path disabled in replication DR secondary mode']);
 /**
  * Not an error for the client: the request needs RSA key pairs of these sizes made outside the
  * mount's object first (PathDef.rsaKeysNeeded). The host asks its caller for them and runs the

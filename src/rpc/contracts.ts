@@ -58,7 +58,10 @@ export interface ReplicaContract {
   replicaTrim(upTo: number): Promise<ReplicaReply<null>>;
   replicaMerkle(buckets?: number[]): Promise<ReplicaReply<ReplicaMerkle>>;
   replicaValues(keys: string[]): Promise<ReplicaReply<Record<string, string | null>>>;
-  replicaPosition(source: string): Promise<ReplicaReply<number>>;
+  /** null: never synced with `source`. */
+  replicaPosition(source: string): Promise<ReplicaReply<number | null>>;
+  /** A secondary's enable: every replicated row goes (local settings stay). */
+  replicaWipe(): Promise<ReplicaReply<null>>;
   replicaApply(source: string, page: WirePage): Promise<ReplicaReply<number>>;
   replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>>;
 }
@@ -132,7 +135,8 @@ export interface TokenStoreContract extends Notified, PeerShard, ReplicaContract
 export interface SystemContract extends ReplicaContract {
   handle(wire: WireRequest): Promise<WireResult>;
   auditRefusal(wire: WireRequest, status: number, errors: string[]): Promise<WireResult>;
-  routes(): Promise<RouteEntry[] | null>;
+  /** null while sealed; 'dr-secondary' when the cluster serves no requests (a DR secondary). */
+  routes(): Promise<RouteEntry[] | null | 'dr-secondary'>;
   keyring(): Promise<KeyringWire | null>;
   policyTexts(names: string[]): Promise<Record<string, string | null> | null>;
   governingPolicies(): Promise<GoverningSet | null>;

@@ -7,7 +7,7 @@ import type { BuiltinPlugin } from '../core/plugins/catalog';
 import type { PluginDirectory } from '../core/plugins/directory';
 import type { PolicyStore } from '../core/acl/policy-store';
 import type { GoverningStore } from '../core/sentinel/governing';
-import type { DrPrimary, DrState } from '../core/replication/state';
+import type { ActivationPayload, DrPrimary, DrState } from '../core/replication/state';
 import type { ObjectName, PullReply, ReplicaMerkle } from '../core/replication/stream';
 import type { SealState } from '../core/barrier/seal-state';
 import type { WrappedResponse } from '../core/tokens/store';
@@ -71,6 +71,12 @@ export interface DrServices {
   lastWal(): Promise<number>;
   /** The SystemObject's Merkle root (merkle_root). */
   merkleRoot(): Promise<string>;
+  /** The activation payload a token carries (decrypted here, or unwrapped at the primary). */
+  activation(token: string, primaryApiAddr: string): Promise<ActivationPayload>;
+  /** secondary/enable: the new state, every replicated row erased, following begins. */
+  becomeSecondary(payload: ActivationPayload): Promise<void>;
+  /** Sum of the primary's positions this secondary reached (last_remote_wal). */
+  lastRemoteWal(): Promise<number>;
   /** Keeps a secondary's private key for encrypted activation tokens. */
   keepSecondaryKey(jwk: JsonWebKey): Promise<void>;
   /** This deployment's API address for activation tokens (COFFER_API_ADDR; '' when unset). */

@@ -18,6 +18,9 @@ export const SYS_UNAUTHENTICATED_PATHS = [
   'replication/dr/internal/*',
 ];
 
+/** What a DR secondary answers (everything else: "path disabled in replication DR secondary mode"). */
+export const DR_SECONDARY_SYS_PATHS = ['replication/*', 'health', 'seal-status', 'leader', 'init', 'unseal', 'generate-root/*'];
+
 /** Reachable while sealed: everything else answers 503. */
 export const SYS_SEALED_PATHS = ['init', 'seal-status', 'unseal', 'health', 'leader', 'generate-root/*', 'decode-token'];
 

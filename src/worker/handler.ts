@@ -16,7 +16,7 @@ import { shardFor } from '../core/tokens/entry';
 import type { WireResult } from '../pipeline/result';
 import { intVar, tokenShardCount, type Env } from '../rpc/env';
 import { matchesSpecialPath, type AuthContext } from '../framework/backend';
-import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError } from '../framework/errors';
+import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError, drSecondaryError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';
 import { INVALID_WRAPPING_TOKEN } from '../sys/paths/wrapping';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
@@ -39,6 +39,11 @@ async function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
   if (!refresh && cachedRoutes) return cachedRoutes;
   const fresh = await systemStub(env).routes();
   if (!fresh) throw sealedError();
+  // A DR secondary serves nothing outside sys/ (nothing is cached: each request asks again).
+  if (fresh === 'dr-secondary') {
+    cachedRoutes = null;
+    throw drSecondaryError();
+  }
   cachedRoutes = fresh;
   routesReadAt = Date.now();
   return fresh;
@@ -117,6 +122,8 @@ async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Prom
 
 async function handleTokenMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'token';
+  // The route table is what knows a DR secondary (whose shards hold the primary's tokens).
+  await routes(env);
   const shard = p.token ? shardOf(env, p.token) : tokenShardStub(env, 0);
   return resultToHttp(await shard.handle(p.token, TOKEN_MOUNT, wireRequest(ctx.requestId, p, null)), ctx);
 }

@@ -25,7 +25,7 @@ export function validObjectName(name: string): boolean {
 
 export interface PullRequest {
   secondary_id: string;
-  /** Applied sequence number per object (0: nothing yet). */
+  /** Applied sequence number per object synced so far (objects never synced are left out). */
   positions: Record<ObjectName, number>;
   /** At most this many entries per object in the reply. */
   limit: number;
@@ -95,14 +95,15 @@ export type PullAction =
 /**
  * What the secondary does with a reply. `resumeAfter` for a Merkle repair is the primary's last
  * sequence number at the time of the reply: entries after it are pulled afterwards (re-applying
- * ones the repair already copied is harmless, the log holding whole values in order).
+ * ones the repair already copied is harmless, the log holding whole values in order). An object
+ * without a position was never synced: always a Merkle repair first.
  */
 export function planPull(positions: Readonly<Record<ObjectName, number>>, reply: PullReply): PullAction[] {
   const actions: PullAction[] = [];
   const listed = new Set(reply.objects);
   for (const object of reply.objects) {
     if (!validObjectName(object)) throw badRequest(`unknown replicated object "${object}"`);
-    const position = positions[object] ?? 0;
+    const position = positions[object];
     const page = reply.pages[object];
     if (!page) {
       actions.push({ object, kind: 'idle' });
@@ -110,7 +111,9 @@ export function planPull(positions: Readonly<Record<ObjectName, number>>, reply:
     }
     const decoded = decodePage(page);
     // Entries up to `first` are gone: a secondary behind that point cannot catch up by the log.
-    if (position < decoded.first) {
+    // Nor can one that never synced this object (no position): recording began when the primary
+    // was enabled, not when the object was created.
+    if (position === undefined || position < decoded.first) {
       actions.push({ object, kind: 'merkle', resumeAfter: decoded.last });
       continue;
     }

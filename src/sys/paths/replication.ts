@@ -2,7 +2,8 @@
 // disable, secondary activation tokens (response-wrapped, or encrypted to a secondary's public
 // key), revoking a secondary — plus the secondary's key pair for encrypted tokens and the
 // internal endpoints a secondary pulls from (authenticated by the credential its token carried).
-// The secondary's own operations (enable, promote, update-primary, …) are not built yet.
+// On a secondary: enable (the pull loop runs from the SystemObject's alarm). Promote,
+// update-primary, disable, reindex and operation tokens are not built yet.
 
 import { encryptActivation, generateSecondaryKeyPair, validatePublicKey } from '../../core/replication/activation';
 import { demotePrimary, disablePrimary, enablePrimary, issueSecondaryToken, primaryOnly, revokeSecondary } from '../../core/replication/state';
@@ -25,7 +26,12 @@ export function replicationPaths(s: SystemServices): PathDef[] {
   const dr = s.replication;
   const status = async () => {
     const state = await dr.state();
-    const facts = { now: Date.now(), lastWal: state.mode === 'primary' ? await dr.lastWal() : 0, lastRemoteWal: 0, merkleRoot: (await dr.merkleRoot()) };
+    const facts = {
+      now: Date.now(),
+      lastWal: state.mode === 'primary' ? await dr.lastWal() : 0,
+      lastRemoteWal: state.mode === 'secondary' ? await dr.lastRemoteWal() : 0,
+      merkleRoot: await dr.merkleRoot(),
+    };
     return drStatus(state, facts);
   };
   /** The secondary's call: authenticated by id and credential, its heartbeat recorded. */
@@ -133,6 +139,28 @@ export function replicationPaths(s: SystemServices): PathDef[] {
           const pair = await generateSecondaryKeyPair();
           await dr.keepSecondaryKey(pair.privateKeyJwk);
           return { data: { secondary_public_key: pair.publicKey } };
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/enable',
+      fields: {
+        token: { type: 'string', description: 'The activation token the primary issued.' },
+        primary_api_addr: { type: 'string', description: "The primary's API address (needed with a response-wrapped token)." },
+        ca_file: { type: 'string', description: 'Not supported: Workers have no per-request trust store.' },
+        ca_path: { type: 'string', description: 'Not supported: Workers have no per-request trust store.' },
+      },
+      summary: 'Makes this cluster a DR secondary of the primary that issued the token. ERASES ALL DATA.',
+      operations: {
+        update: async (_req, f) => {
+          const token = f.get<string>('token').trim();
+          if (!token) throw badRequest('missing activation token');
+          if (f.get<string>('ca_file') || f.get<string>('ca_path')) {
+            throw badRequest('ca_file and ca_path are not supported: a Worker reaches the primary with the platform trust store');
+          }
+          const payload = await dr.activation(token, f.get<string>('primary_api_addr').trim());
+          await dr.becomeSecondary(payload);
+          return { warnings: ['All data of this cluster was erased: it now follows the primary and serves no requests until promoted.'] };
         },
       },
     },

@@ -79,7 +79,9 @@ describe('a heavy batch beside light requests', () => {
 /** One write straight to the mount's object, as the Worker sends it. */
 async function handle(path: string, data: Record<string, unknown>, preparedRsaPairs?: PreparedRsaPair[]): Promise<WireResult> {
   const prefix = `${path.split('/')[0]}/`;
-  const route = (await systemStub(env).routes())!.find((r) => r.prefix === prefix)!;
+  const routes = await systemStub(env).routes();
+  if (!Array.isArray(routes)) throw new Error(`no routes: ${routes}`);
+  const route = routes.find((r) => r.prefix === prefix)!;
   const stub = env.MOUNTS.get(env.MOUNTS.idFromName(route.uuid));
   const wire: WireRequest = { id: crypto.randomUUID(), operation: 'write', path, data, auth: null, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0, preparedRsaPairs };
   return await stub.handle(route.prefix, route.revision, wire, c.root);

@@ -1,4 +1,5 @@
 // sys/mounts, sys/auth, tune, remount and sys/internal/ui/mounts (reference §2.5, 2.6, 2.11).
+import type { RouteEntry } from '../../../src/core/mounts/table';
 import { env, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, initCluster, type Cluster } from '../../helpers/api';
@@ -250,7 +251,7 @@ describe('disabling', () => {
     const uuid = (await get('sys/mounts/team/kv')).body.data.uuid;
     const stub = env.MOUNTS.get(env.MOUNTS.idFromName(uuid));
     const wire = (path: string) => ({ id: 'x', operation: 'read' as const, path, data: {}, auth: null, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0 });
-    const { revision } = (await env.SYSTEM.get(env.SYSTEM.idFromName('system')).routes())!.find((r) => r.uuid === uuid)!;
+    const { revision } = ((await env.SYSTEM.get(env.SYSTEM.idFromName('system')).routes()) as RouteEntry[]).find((r) => r.uuid === uuid)!;
     // Another prefix (the mount moved), then an older revision (the mount was tuned since).
     expect(await stub.handle('other/', revision, wire('other/x'), c.root)).toEqual({ kind: 'gone' });
     await post('sys/mounts/team/kv/tune', { description: 'retuned' });

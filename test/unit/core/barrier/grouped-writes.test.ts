@@ -1,6 +1,7 @@
 // Group commit (src/core/barrier/grouped-writes.ts) over a real Durable Object's SQLite database: staged
 // writes are readable at once, reach SQLite together, in order, before durable() settles; the
 // immediate view never sees past them; a failed flush leaves nothing staged behind.
+import type { RouteEntry } from '../../../../src/core/mounts/table';
 import { env, runInDurableObject } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GroupedWrites } from '../../../../src/core/barrier/grouped-writes';
@@ -152,7 +153,7 @@ describe('objects that group their writes', () => {
 
   it("a mount's requests reply only once their writes are in SQLite, and writes served together are flushed together", async () => {
     await ok('POST', 'sys/mounts/grouped', { type: 'kv', options: { version: '2' } });
-    const route = (await systemStub(env).routes())!.find((r) => r.prefix === 'grouped/')!;
+    const route = ((await systemStub(env).routes()) as RouteEntry[]).find((r) => r.prefix === 'grouped/')!;
     const stub = env.MOUNTS.get(env.MOUNTS.idFromName(route.uuid)) as DurableObjectStub<MountObject>;
     const wire = (key: string): WireRequest => ({ id: key, operation: 'write', path: `grouped/data/${key}`, data: { data: { v: key } }, auth: null, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0 });
     await runInDurableObject(stub, async (obj, state) => {
@@ -193,7 +194,7 @@ describe('objects that group their writes', () => {
 
   it('a mount object whose flush fails fails the waiting requests and resets itself', async () => {
     await ok('POST', 'sys/mounts/doomed', { type: 'kv', options: { version: '2' } });
-    const route = (await systemStub(env).routes())!.find((r) => r.prefix === 'doomed/')!;
+    const route = ((await systemStub(env).routes()) as RouteEntry[]).find((r) => r.prefix === 'doomed/')!;
     const stub = env.MOUNTS.get(env.MOUNTS.idFromName(route.uuid)) as DurableObjectStub<MountObject>;
     const outcome = await runInDurableObject(stub, async (obj, state) => {
       // Watched instead of done: a real reset would also end this test's own call into the object.
