@@ -5,6 +5,8 @@
 // Environment: PORT, COFFER_DATA_DIR, COFFER_DEV_ROOT_TOKEN (root token id on first init),
 // COFFER_LOG_LEVEL (debug|info|warn|error), COFFER_SKIP_BUILD=1 (reuse dist/, for tests),
 // COFFER_INSPECTOR_PORT (open workerd's inspector, e.g. for `npm run bench:profile`),
+// COFFER_API_ADDR (this cluster's address as DR secondaries reach it, put into activation tokens;
+// by default the launcher's own http://127.0.0.1:<port>),
 // GOOGLE_ADMIN_API_URL, MICROSOFT_GRAPH_URL, REQUEST_READ_TIMEOUT_MS, TRANSIT_BATCH_CPU_BUDGET_MS,
 // AZURE_AUTHORITY_HOST, AZURE_KEYVAULT_URL, GOOGLE_CLOUDKMS_URL
 // (passed on to the Worker), COFFER_PLUGIN_DIR (the plugin directory catalog commands name; by
@@ -22,6 +24,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { initialise, isInitialised } from './first-start.mjs';
 import { externalBridge, hsmBridgeMode, SEAL_KEY_LABEL, sealBindings, startLocalBridge } from './hsm-local.mjs';
@@ -114,6 +117,35 @@ function apiOverrides() {
   return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS', 'TRANSIT_BATCH_CPU_BUDGET_MS', 'AZURE_AUTHORITY_HOST', 'AZURE_KEYVAULT_URL', 'GOOGLE_CLOUDKMS_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
 }
 
+/** A port nothing listens on now, as the kernel picks one for port 0. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address();
+      probe.close(() => resolve(free));
+    });
+  });
+}
+
+/**
+ * Serves the Worker with the COFFER_API_ADDR binding: the variable when set, else the launcher's
+ * own URL. A Worker's bindings are fixed before it listens, so with PORT=0 the port is picked here
+ * first; another process may take it before workerd binds it, and then another is picked.
+ */
+async function serveWithAddress(options) {
+  const given = process.env.COFFER_API_ADDR;
+  for (let attempt = 1; ; attempt++) {
+    const listenPort = port === 0 && !given ? await freePort() : port;
+    try {
+      return await serve({ ...options, port: listenPort, bindings: { ...options.bindings, COFFER_API_ADDR: given || `http://127.0.0.1:${listenPort}` } });
+    } catch (e) {
+      if (listenPort === port || attempt === 3 || !/Address already in use/.test(e instanceof Error ? e.message : String(e))) throw e;
+    }
+  }
+}
+
 /** Everything under the data directory is its owner's alone: folders 0700, files 0600. */
 function ownerOnly(dir) {
   chmodSync(dir, 0o700);
@@ -137,10 +169,9 @@ async function main() {
   const hsm = hsmMode === 'softhsm2' ? await startLocalBridge({ dataDir, logLevel }) : hsmMode === 'external' ? externalBridge() : null;
   const sealVars = seal === 'pkcs11' ? sealBindings(hsm) : CLOUD_SEALS.includes(seal) ? cloudSealBindings(seal) : { SEAL_KEY: sealKey() };
   const scriptPath = process.env.COFFER_SKIP_BUILD === '1' ? path.join(ROOT, 'dist/index.js') : build(path.join(ROOT, 'wrangler.toml'), path.join(ROOT, 'dist'));
-  const { mf, url } = await serve({
+  const { mf, url } = await serveWithAddress({
     configPath: path.join(ROOT, 'wrangler.toml'),
     scriptPath,
-    port,
     persistDir: path.join(dataDir, 'do'),
     logLevel,
     inspectorPort: process.env.COFFER_INSPECTOR_PORT ? Number(process.env.COFFER_INSPECTOR_PORT) : undefined,
