@@ -23,7 +23,7 @@ import type { LeaseCall } from './mount-lease-calls';
 import { mountSite, type MountParts } from './mount-site';
 import { announceIdentityChange, identityLoginOn, identityViewsOn } from './mount-identity';
 import { ObjectStorage } from './object-storage';
-import { replicate, ReplicatedObject } from './replica-ops';
+import { following, replicate, ReplicatedObject } from './replica-ops';
 import { loadPlugin } from './plugin-runtime';
 import { LATEST_ALARM } from './sqlite-physical';
 
@@ -148,6 +148,8 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
   }
 
   override async alarm(): Promise<void> {
+    // A DR secondary's objects mirror their primary's: its timed work happens there.
+    if (following(this)) return;
     const entry = await this.#loadEntry().catch(() => null);
     if (!entry) return;
     if (entry.type === 'identity') await this.writes.run(() => this.#announceIdentityChange());

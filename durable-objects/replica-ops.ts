@@ -55,8 +55,19 @@ export class ReplicaOps {
     return this.physical.log.synced(source) ? this.physical.log.applied(source).seq : null;
   }
 
+  /** A secondary's enable: every replicated row goes, and the object becomes a follower. */
   wipe(): void {
     this.physical.wipeReplicated();
+    this.physical.log.setFollower(true);
+  }
+
+  /** Promotion: the object runs its own timed work again (the caller then restarts it). */
+  lead(): void {
+    this.physical.log.setFollower(false);
+  }
+
+  isFollower(): boolean {
+    return this.physical.log.follower;
   }
 
   apply(source: string, page: WirePage): number {
@@ -125,9 +136,27 @@ export abstract class ReplicatedObject<E> extends DurableObject<E> implements Re
   replicaApply(source: string, page: WirePage): Promise<ReplicaReply<number>> {
     return reply(() => ops(this).apply(source, page));
   }
+  /**
+   * Restarts the object so it drops every cache of the state its storage no longer holds (after a
+   * secondary's wipe, and at promotion). With `lead` (promotion) it stops being a follower and its
+   * alarm is set to now, which re-arms its timed work from storage. The call itself ends with
+   * the restart: callers expect it to fail.
+   */
+  async replicaRestart(lead: boolean): Promise<void> {
+    if (lead) {
+      ops(this).lead();
+      await this.ctx.storage.setAlarm(Date.now());
+    }
+    this.ctx.abort(lead ? 'DR promotion: restarting with the replicated state' : 'DR secondary: restarting after the wipe');
+  }
   replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>> {
     return reply(() => (ops(this).repair(source, values, resumeAfter), null));
   }
+}
+
+/** Whether the object is a DR follower (its alarm then does nothing). */
+export function following(object: object): boolean {
+  return ops(object).isFollower();
 }
 
 /** A replica* answer's value, or its refusal as the CofferError it was (for callers of the contract). */

@@ -69,6 +69,19 @@ export class SqlReplicationLog implements ReplicationLog {
     this.#recording = false;
   }
 
+  /**
+   * A DR secondary's object follows its primary's: it runs no timed work of its own (lease expiry,
+   * rotations, tidy) until promoted, or it would change what it mirrors.
+   */
+  get follower(): boolean {
+    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM coffer_local WHERE key = 'dr-follower'").one().n > 0;
+  }
+
+  setFollower(on: boolean): void {
+    if (on) this.sql.exec("INSERT OR IGNORE INTO coffer_local (key, value) VALUES ('dr-follower', x'01')");
+    else this.sql.exec("DELETE FROM coffer_local WHERE key = 'dr-follower'");
+  }
+
   /** Forgets the log and every applied position (the tables stay). */
   reset(): void {
     this.sql.exec(DROP_TRIGGERS);

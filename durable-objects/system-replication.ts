@@ -8,8 +8,12 @@ import type { Seal } from '../src/core/barrier/seal';
 import { decryptActivation, isEncryptedActivation, parsePayload } from '../src/core/replication/activation';
 import { followOnce, type FollowerPorts } from '../src/core/replication/follower';
 import {
-  DR_DISABLED, authenticateSecondary, enableSecondary, heartbeat, recordSync, type ActivationPayload, type DrPrimary, type DrState, type PrimaryLink,
+  DR_DISABLED, authenticateSecondary, credentialHash, disableSecondary, enableSecondary, heartbeat, promoteSecondary, recordSync, type ActivationPayload, type DrPrimary,
+  type DrState, type PrimaryLink,
 } from '../src/core/replication/state';
+import { OPERATION_TOKEN_LENGTH } from '../src/core/barrier/seal-state';
+import { randomBase62 } from '../src/crypto/random';
+import { constantTimeEqual } from '../src/crypto/timing';
 import { trimPoint, type ObjectName, type PullReply, type WirePage } from '../src/core/replication/stream';
 import type { ReplicaContract, ReplicaMerkle } from '../src/rpc/contracts';
 import type { DrServices } from '../src/sys/context';
@@ -24,6 +28,7 @@ const POSITIONS_KEY = 'dr-positions';
 const SECONDARY_KEY = 'dr-secondary-key';
 /** A secondary's view of the primary: the objects it has, and the positions summed. */
 const FOLLOW_KEY = 'dr-follow';
+const OPERATION_TOKEN_KEY = 'dr-operation-token';
 /** Entries asked for per object in one round. */
 const ROUND_LIMIT = 1000;
 
@@ -48,6 +53,8 @@ export interface ReplicationPorts {
   audits(): Promise<string[]>;
   /** Asks for the object's alarm at `at` (or earlier, if one is already due sooner). */
   wakeAt(at: number): Promise<void>;
+  /** Drops what the SystemObject holds in memory of its storage (after promotion replaced it). */
+  refresh(): Promise<void>;
 }
 
 export class SystemReplication implements DrServices {
@@ -230,10 +237,13 @@ export class SystemReplication implements DrServices {
     await Promise.all(
       objects.map(async (name) => {
         const stub = this.#replica(name);
-        if (stub) replicaValue(await stub.replicaWipe());
-        else this.#own.wipe();
+        if (!stub) return this.#own.wipe();
+        replicaValue(await stub.replicaWipe());
+        // Its caches (tokens, keys, entries) described the erased state.
+        await stub.replicaRestart(false).catch(() => undefined);
       }),
     );
+    await this.ports.refresh();
     this.#setFollowing({ objects: [], lastRemoteWal: 0, synced: false });
     await this.save(next);
     await this.ports.wakeAt(Date.now());
@@ -250,12 +260,15 @@ export class SystemReplication implements DrServices {
     const following = this.#following();
     try {
       const round = await followOnce(this.#followerPorts(state.primary), following.objects, ROUND_LIMIT);
+      // Promoted, disabled or relinked meanwhile: this round's bookkeeping is no longer wanted.
+      if ((await this.state()) !== state) return null;
       const caughtUp = round.applied === 0 && round.repaired === 0;
       this.#setFollowing({ objects: round.objects, lastRemoteWal: round.lastRemoteWal, synced: following.synced || caughtUp });
       await this.save(recordSync(state, { sync: caughtUp ? 'stream-wals' : round.repaired > 0 ? 'merkle-sync' : 'stream-wals', contactedAt: now }));
       return !caughtUp;
     } catch (e) {
       console.warn(`DR: following ${state.primary.apiAddr} failed: ${e instanceof Error ? e.message : String(e)}`);
+      if ((await this.state()) !== state) return null;
       await this.save(recordSync(state, { sync: 'connecting' }));
       return 'failed';
     }
@@ -297,6 +310,58 @@ export class SystemReplication implements DrServices {
         else this.#own.wipe();
       },
     };
+  }
+
+  // ---- DR operation tokens and promotion ----
+
+  /** Mints a DR operation token (the generation attempt completed); only its hash is kept. */
+  async issueOperationToken(): Promise<string> {
+    const token = `hvd.${randomBase62(OPERATION_TOKEN_LENGTH - 4)}`;
+    this.ports.local.put(OPERATION_TOKEN_KEY, utf8(credentialHash(token)));
+    return token;
+  }
+
+  /** Refuses (400) unless `token` is the cluster's DR operation token. */
+  checkOperationToken(token: string): void {
+    const stored = this.ports.local.get(OPERATION_TOKEN_KEY);
+    if (!token) throw badRequest('missing dr_operation_token');
+    if (!stored || !constantTimeEqual(utf8(credentialHash(token)), stored)) throw badRequest('invalid DR operation token');
+  }
+
+  revokeOperationToken(token: string): void {
+    this.checkOperationToken(token);
+    this.ports.local.put(OPERATION_TOKEN_KEY, null);
+  }
+
+  /**
+   * secondary/promote: every object leads again (its timed work re-armed, its memory of the old
+   * state dropped by a restart), records its changes, and the cluster serves as the primary.
+   */
+  async promote(input: { force: boolean; primaryClusterAddr: string }): Promise<void> {
+    const next = promoteSecondary(await this.state(), { force: input.force, primaryClusterAddr: input.primaryClusterAddr, synced: this.synced() });
+    await this.#release(next);
+    await this.recording(true);
+  }
+
+  /** secondary/disable: the cluster stops following and serves its (replicated) data on its own. */
+  async leaveSecondary(): Promise<void> {
+    await this.#release(disableSecondary(await this.state()));
+  }
+
+  /** Every object leads again (timed work re-armed, caches of the old state dropped by a restart). */
+  async #release(next: DrState): Promise<void> {
+    const objects = await this.objects();
+    await Promise.all(
+      objects.map(async (name) => {
+        const stub = this.#replica(name);
+        if (!stub) return this.#own.lead();
+        // The object restarts to drop its caches: the call fails by design.
+        await stub.replicaRestart(true).catch(() => undefined);
+      }),
+    );
+    await this.ports.refresh();
+    await this.save(next);
+    this.#setFollowing({ objects: [], lastRemoteWal: 0, synced: false });
   }
 
   /** The newest sequence per object summed (a cluster-wide counter that only grows), for last_wal. */

@@ -131,6 +131,12 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
       mounts: async () => (await this.#mounts.objectEntries()).map((e) => e.uuid),
       audits: async () => (await this.audit.refs()).map((r) => r.uuid),
       wakeAt: (at) => this.#wakeAt(at),
+      refresh: async () => {
+        this.#core.forgetKeys();
+        this.#mounts.forget();
+        this.#acls.clear();
+        this.#auditBroker.invalidate();
+      },
     }));
     this.#notices = new Notices(physical, env, (at) => this.#wakeAt(at));
     const core = (this.#core = new SealState(

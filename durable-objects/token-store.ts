@@ -26,7 +26,7 @@ import { mountStub, systemStub, tokenShardStub } from '../src/rpc/stubs';
 import { remoteAuditBroker } from './audit';
 import { IdentityClient } from './identity-client';
 import { ObjectStorage } from './object-storage';
-import { replicate, ReplicatedObject } from './replica-ops';
+import { following, replicate, ReplicatedObject } from './replica-ops';
 import { LATEST_ALARM } from './sqlite-physical';
 import type { Peer } from './token-ops';
 import { TokenServing } from './token-serving';
@@ -107,6 +107,8 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
   }
 
   override async alarm(): Promise<void> {
+    // A DR secondary's objects mirror their primary's: its timed work happens there.
+    if (following(this)) return;
     // The alarm that fired is gone; whatever tick asks for next is set below.
     this.#alarmAt = undefined;
     const next = await this.shard.tick();

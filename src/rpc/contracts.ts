@@ -63,6 +63,8 @@ export interface ReplicaContract {
   /** A secondary's enable: every replicated row goes (local settings stay). */
   replicaWipe(): Promise<ReplicaReply<null>>;
   replicaApply(source: string, page: WirePage): Promise<ReplicaReply<number>>;
+  /** Restarts the object (dropping its caches); with `lead`, promotion: it leads again. Fails by design. */
+  replicaRestart(lead: boolean): Promise<void>;
   replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>>;
 }
 

@@ -77,6 +77,15 @@ export interface DrServices {
   becomeSecondary(payload: ActivationPayload): Promise<void>;
   /** Sum of the primary's positions this secondary reached (last_remote_wal). */
   lastRemoteWal(): Promise<number>;
+  /** Mints a DR operation token when a generation attempt completes (its hash is kept). */
+  issueOperationToken(): Promise<string>;
+  /** Refuses with a 400 unless the token is the cluster's DR operation token. */
+  checkOperationToken(token: string): void;
+  revokeOperationToken(token: string): void;
+  /** secondary/promote (the state machine's checks first; `force` skips the sync check). */
+  promote(input: { force: boolean; primaryClusterAddr: string }): Promise<void>;
+  /** secondary/disable. */
+  leaveSecondary(): Promise<void>;
   /** Keeps a secondary's private key for encrypted activation tokens. */
   keepSecondaryKey(jwk: JsonWebKey): Promise<void>;
   /** This deployment's API address for activation tokens (COFFER_API_ADDR; '' when unset). */

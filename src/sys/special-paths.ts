@@ -16,6 +16,12 @@ export const SYS_UNAUTHENTICATED_PATHS = [
   'replication/dr/status',
   // A DR secondary's pulls: authenticated by its activation credential, not a token.
   'replication/dr/internal/*',
+  // A DR secondary's operations take a DR operation token (or, for its generation, a recovery
+  // key share or a sudo token, as generate-root), not a client token.
+  'replication/dr/secondary/generate-operation-token/*',
+  'replication/dr/secondary/operation-token/delete',
+  'replication/dr/secondary/promote',
+  'replication/dr/secondary/disable',
 ];
 
 /** What a DR secondary answers (everything else: "path disabled in replication DR secondary mode"). */

@@ -389,6 +389,16 @@ export class SealState implements KeyringSource {
     return this.sealStatus();
   }
 
+  /**
+   * Forgets the keyring and what was opened with it, without sealing: the next use reopens the
+   * barrier from storage (a DR secondary's storage was just replaced by its primary's).
+   */
+  forgetKeys(): void {
+    this.keyring = null;
+    this.cluster = null;
+    this.barrier.forgetOpened();
+  }
+
   async sealNow(): Promise<void> {
     this.writeCore([
       { key: K.sealed, value: utf8('1') },

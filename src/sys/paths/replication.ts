@@ -2,8 +2,8 @@
 // disable, secondary activation tokens (response-wrapped, or encrypted to a secondary's public
 // key), revoking a secondary — plus the secondary's key pair for encrypted tokens and the
 // internal endpoints a secondary pulls from (authenticated by the credential its token carried).
-// On a secondary: enable (the pull loop runs from the SystemObject's alarm). Promote,
-// update-primary, disable, reindex and operation tokens are not built yet.
+// On a secondary: enable (the pull loop runs from the SystemObject's alarm), DR operation tokens,
+// promote and disable. update-primary and reindex are not built yet.
 
 import { encryptActivation, generateSecondaryKeyPair, validatePublicKey } from '../../core/replication/activation';
 import { demotePrimary, disablePrimary, enablePrimary, issueSecondaryToken, primaryOnly, revokeSecondary } from '../../core/replication/state';
@@ -161,6 +161,84 @@ export function replicationPaths(s: SystemServices): PathDef[] {
           const payload = await dr.activation(token, f.get<string>('primary_api_addr').trim());
           await dr.becomeSecondary(payload);
           return { warnings: ['All data of this cluster was erased: it now follows the primary and serves no requests until promoted.'] };
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/generate-operation-token/attempt',
+      fields: {
+        otp: { type: 'string', description: 'A 28-character OTP to encode the token with; generated when omitted.' },
+        pgp_key: { type: 'string', description: 'Not supported.' },
+        key: { type: 'string', description: 'A recovery key share authorising the attempt when no sudo token is sent.' },
+      },
+      summary: 'Start, read or cancel a DR operation token generation attempt (recovery key shares of the primary).',
+      operations: {
+        read: async () => ({ raw: { status: 200, body: await s.core.operationTokenGet() } }),
+        update: async (req, f) => ({
+          raw: {
+            status: 200,
+            body: await s.core.operationTokenStart(
+              { otp: f.get<string>('otp'), pgp_key: f.get<string>('pgp_key'), key: f.get<string>('key') || undefined },
+              await s.sudoOn(req.auth, 'sys/replication/dr/secondary/generate-operation-token/attempt'),
+              () => dr.issueOperationToken(),
+            ),
+          },
+        }),
+        delete: async (req, f) => {
+          await s.core.operationTokenCancel(await s.sudoOn(req.auth, 'sys/replication/dr/secondary/generate-operation-token/attempt'), f.get<string>('key') || undefined);
+          return { raw: { status: 204 } };
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/generate-operation-token/update',
+      fields: {
+        key: { type: 'string', description: 'A recovery key share, hex or base64.' },
+        nonce: { type: 'string', description: 'The nonce of the running attempt.' },
+      },
+      summary: 'Submit a recovery key share to the running DR operation token attempt.',
+      operations: {
+        update: async (_req, f) => ({
+          raw: { status: 200, body: await s.core.operationTokenUpdate({ key: f.get<string>('key'), nonce: f.get<string>('nonce') }, () => dr.issueOperationToken()) },
+        }),
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/operation-token/delete',
+      fields: { dr_operation_token: { type: 'string', description: 'The DR operation token to revoke.' } },
+      summary: 'Revokes the DR operation token.',
+      operations: {
+        update: async (_req, f) => {
+          dr.revokeOperationToken(f.get<string>('dr_operation_token'));
+          return null;
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/promote',
+      fields: {
+        dr_operation_token: { type: 'string', description: 'A DR operation token.' },
+        primary_cluster_addr: { type: 'string', description: 'The address this cluster gives its own secondaries.' },
+        force: { type: 'bool', description: 'Promote even if the initial sync never completed.' },
+      },
+      summary: 'Promotes this DR secondary to primary.',
+      operations: {
+        update: async (_req, f) => {
+          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          await dr.promote({ force: f.get<boolean>('force'), primaryClusterAddr: f.get<string>('primary_cluster_addr') });
+          return { warnings: ['This cluster is now the DR primary: issue new activation tokens to the other secondaries.'] };
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/disable',
+      fields: { dr_operation_token: { type: 'string', description: 'A DR operation token.' } },
+      summary: 'Stops following the primary; re-enabling changes the cluster id.',
+      operations: {
+        update: async (_req, f) => {
+          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          await dr.leaveSecondary();
+          return null;
         },
       },
     },
