@@ -9,7 +9,7 @@ import { LEASES_PREFIX } from '../src/core/leases/mount-leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { routePrefix, type MountEntry } from '../src/core/mounts/table';
 import { Mutex } from '../src/core/mutex';
-import { badRequest } from '../src/framework/errors';
+import { badRequest, drSecondaryError } from '../src/framework/errors';
 import { getJSON, putJSON } from '../src/framework/storage';
 import type { WireRequest } from '../src/pipeline/dispatch';
 import { errorReply, errorResult, type WireResult } from '../src/pipeline/result';
@@ -75,6 +75,8 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
   handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
+    // A DR follower (a secondary's, or a demoted primary's) serves nothing, whatever routed here.
+    if (following(this)) return Promise.resolve(errorResult(drSecondaryError()));
     return serve(this.#ports, { prefix, revision }, wire, token);
   }
 

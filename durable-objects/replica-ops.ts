@@ -17,9 +17,11 @@ const MAX_PAGE = 2_000;
 export class ReplicaOps {
   constructor(private readonly physical: SqlPhysical) {}
 
-  control(command: 'start' | 'stop'): void {
+  /** start/stop recording; follow: serve nothing and run no timed work (a demoted primary). */
+  control(command: 'start' | 'stop' | 'follow'): void {
     if (command === 'start') this.physical.log.start();
-    else this.physical.log.stop();
+    else if (command === 'stop') this.physical.log.stop();
+    else this.physical.log.setFollower(true);
   }
 
   pull(after: number, limit: number): WirePage {
@@ -112,7 +114,7 @@ async function reply<T>(f: () => T): Promise<ReplicaReply<T>> {
 
 /** The base of every Durable Object class: the replica* RPC methods of ReplicaContract. */
 export abstract class ReplicatedObject<E> extends DurableObject<E> implements ReplicaContract {
-  replicaControl(command: 'start' | 'stop'): Promise<ReplicaReply<null>> {
+  replicaControl(command: 'start' | 'stop' | 'follow'): Promise<ReplicaReply<null>> {
     return reply(() => (ops(this).control(command), null));
   }
   replicaPull(after: number, limit: number): Promise<ReplicaReply<WirePage>> {
@@ -147,6 +149,8 @@ export abstract class ReplicatedObject<E> extends DurableObject<E> implements Re
       ops(this).lead();
       await this.ctx.storage.setAlarm(Date.now());
     }
+    // Measured: without waiting for the writes to be durable, the restart discarded them.
+    await this.ctx.storage.sync();
     this.ctx.abort(lead ? 'DR promotion: restarting with the replicated state' : 'DR secondary: restarting after the wipe');
   }
   replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>> {
@@ -154,7 +158,7 @@ export abstract class ReplicatedObject<E> extends DurableObject<E> implements Re
   }
 }
 
-/** Whether the object is a DR follower (its alarm then does nothing). */
+/** Whether the object is a DR follower (it serves no requests and its alarm does nothing). */
 export function following(object: object): boolean {
   return ops(object).isFollower();
 }

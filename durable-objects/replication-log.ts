@@ -42,6 +42,7 @@ type Row = { seq: number; batch: number; key: string; value: ArrayBuffer | null 
 
 export class SqlReplicationLog implements ReplicationLog {
   #recording: boolean;
+  #follower: boolean | undefined;
 
   constructor(private readonly sql: SqlStorage) {
     this.createSchema();
@@ -52,6 +53,7 @@ export class SqlReplicationLog implements ReplicationLog {
   createSchema(): void {
     this.sql.exec(SCHEMA);
     this.#recording = false;
+    this.#follower = undefined;
   }
 
   get recording(): boolean {
@@ -74,12 +76,15 @@ export class SqlReplicationLog implements ReplicationLog {
    * rotations, tidy) until promoted, or it would change what it mirrors.
    */
   get follower(): boolean {
-    return this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM coffer_local WHERE key = 'dr-follower'").one().n > 0;
+    // Read once, then kept: every request of the object asks.
+    this.#follower ??= this.sql.exec<{ n: number }>("SELECT count(*) AS n FROM coffer_local WHERE key = 'dr-follower'").one().n > 0;
+    return this.#follower;
   }
 
   setFollower(on: boolean): void {
     if (on) this.sql.exec("INSERT OR IGNORE INTO coffer_local (key, value) VALUES ('dr-follower', x'01')");
     else this.sql.exec("DELETE FROM coffer_local WHERE key = 'dr-follower'");
+    this.#follower = on;
   }
 
   /** Forgets the log and every applied position (the tables stay). */

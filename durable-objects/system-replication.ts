@@ -37,6 +37,10 @@ interface Following {
   lastRemoteWal: number;
   /** An initial sync of every object has completed (promote's safety check). */
   synced: boolean;
+  /** secondary/reindex asked for a Merkle comparison of every object (the next round does it). */
+  reindex?: boolean;
+  /** When the last reindex finished (unix seconds), for last_reindex_epoch. */
+  reindexedAt?: number;
 }
 const SEAL_CONTEXT = 'dr-local-state';
 
@@ -259,11 +263,17 @@ export class SystemReplication implements DrServices {
     if (state.mode !== 'secondary' || !state.primary) return null;
     const following = this.#following();
     try {
-      const round = await followOnce(this.#followerPorts(state.primary), following.objects, ROUND_LIMIT);
+      // A reindex asks about no object by position: each is compared by Merkle tree instead.
+      const round = await followOnce(this.#followerPorts(state.primary), following.reindex ? [] : following.objects, ROUND_LIMIT);
       // Promoted, disabled or relinked meanwhile: this round's bookkeeping is no longer wanted.
       if ((await this.state()) !== state) return null;
       const caughtUp = round.applied === 0 && round.repaired === 0;
-      this.#setFollowing({ objects: round.objects, lastRemoteWal: round.lastRemoteWal, synced: following.synced || caughtUp });
+      this.#setFollowing({
+        objects: round.objects,
+        lastRemoteWal: round.lastRemoteWal,
+        synced: following.synced || caughtUp,
+        reindexedAt: following.reindex ? Math.floor(now / 1000) : following.reindexedAt,
+      });
       await this.save(recordSync(state, { sync: caughtUp ? 'stream-wals' : round.repaired > 0 ? 'merkle-sync' : 'stream-wals', contactedAt: now }));
       return !caughtUp;
     } catch (e) {
@@ -310,6 +320,33 @@ export class SystemReplication implements DrServices {
         else this.#own.wipe();
       },
     };
+  }
+
+  /** secondary/reindex: the next round compares every object with the primary's by Merkle tree. */
+  async reindex(): Promise<void> {
+    this.#setFollowing({ ...this.#following(), reindex: true });
+    await this.ports.wakeAt(Date.now());
+  }
+
+  lastReindexEpoch(): number {
+    return this.#following().reindexedAt ?? 0;
+  }
+
+  /** secondary/update-primary: follow another primary of the same cluster (no wipe), or none. */
+  async relink(next: DrState): Promise<void> {
+    await this.save(next);
+    if (next.mode === 'secondary' && next.primary) await this.ports.wakeAt(Date.now());
+  }
+
+  /** A demoted primary: its objects serve nothing and run no timed work, as a secondary's. */
+  async followAll(): Promise<void> {
+    await Promise.all(
+      (await this.objects()).map(async (name) => {
+        const stub = this.#replica(name);
+        if (stub) replicaValue(await stub.replicaControl('follow'));
+        else this.#own.control('follow');
+      }),
+    );
   }
 
   // ---- DR operation tokens and promotion ----

@@ -14,10 +14,10 @@ import type { TokenRole } from '../src/core/tokens/roles';
 import { TokenShard } from '../src/core/tokens/shard';
 import { TOKENS_PREFIX, type WrappedResponse } from '../src/core/tokens/store';
 import type { AuthContext, RenewLimits } from '../src/framework/backend';
-import { CofferError } from '../src/framework/errors';
+import { CofferError, drSecondaryError } from '../src/framework/errors';
 import { getJSON, putJSON } from '../src/framework/storage';
 import type { WireRequest } from '../src/pipeline/dispatch';
-import type { WireResult } from '../src/pipeline/result';
+import { errorResult, type WireResult } from '../src/pipeline/result';
 import { serve } from '../src/pipeline/serve';
 import type { WrapStore } from '../src/pipeline/wrapping';
 import type { RenewedReply, Resolution, TokenStoreContract } from '../src/rpc/contracts';
@@ -316,6 +316,8 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
 
   /** Serves auth/token/* for the caller's token (routed here by it). */
   handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult> {
+    // A DR follower (a secondary's, or a demoted primary's) serves nothing.
+    if (following(this)) return Promise.resolve(errorResult(drSecondaryError()));
     return serve(this.#serving.ports, { prefix }, wire, token);
   }
 }

@@ -53,7 +53,7 @@ export type ReplicaReply<T> = { ok: true; value: T } | Refused;
  * the primary's object a secondary object mirrors (src/core/replication/stream.ts ObjectName).
  */
 export interface ReplicaContract {
-  replicaControl(command: 'start' | 'stop'): Promise<ReplicaReply<null>>;
+  replicaControl(command: 'start' | 'stop' | 'follow'): Promise<ReplicaReply<null>>;
   replicaPull(after: number, limit: number): Promise<ReplicaReply<WirePage>>;
   replicaTrim(upTo: number): Promise<ReplicaReply<null>>;
   replicaMerkle(buckets?: number[]): Promise<ReplicaReply<ReplicaMerkle>>;

@@ -86,6 +86,14 @@ export interface DrServices {
   promote(input: { force: boolean; primaryClusterAddr: string }): Promise<void>;
   /** secondary/disable. */
   leaveSecondary(): Promise<void>;
+  /** secondary/reindex: the next follow round compares every object by Merkle tree. */
+  reindex(): Promise<void>;
+  /** When the last reindex finished (unix seconds; 0: never). */
+  lastReindexEpoch(): number;
+  /** secondary/update-primary's new state (following begins at once when it names a primary). */
+  relink(next: DrState): Promise<void>;
+  /** primary/demote: every object stops serving and running timed work. */
+  followAll(): Promise<void>;
   /** Keeps a secondary's private key for encrypted activation tokens. */
   keepSecondaryKey(jwk: JsonWebKey): Promise<void>;
   /** This deployment's API address for activation tokens (COFFER_API_ADDR; '' when unset). */

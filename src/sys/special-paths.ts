@@ -22,6 +22,8 @@ export const SYS_UNAUTHENTICATED_PATHS = [
   'replication/dr/secondary/operation-token/delete',
   'replication/dr/secondary/promote',
   'replication/dr/secondary/disable',
+  'replication/dr/secondary/update-primary',
+  'replication/dr/secondary/reindex',
 ];
 
 /** What a DR secondary answers (everything else: "path disabled in replication DR secondary mode"). */

@@ -21,6 +21,8 @@ export interface DrStatusFacts {
   merkleRoot: string;
   /** Secondary: defaults to the linked primary's cluster address. */
   knownPrimaryClusterAddrs?: string[];
+  /** When the last reindex finished (unix seconds; 0: never). */
+  lastReindexEpoch?: number;
 }
 
 export type ConnectionStatus = 'connected' | 'disconnected';
@@ -135,7 +137,7 @@ export function drStatus(state: DrState, facts: DrStatusFacts): DrStatus {
     known_primary_cluster_addrs: facts.knownPrimaryClusterAddrs ?? (link && link.clusterAddr ? [link.clusterAddr] : []),
     primary_cluster_addr: link?.clusterAddr ?? '',
     last_remote_wal: facts.lastRemoteWal,
-    last_reindex_epoch: '0',
+    last_reindex_epoch: String(facts.lastReindexEpoch ?? 0),
     last_start: formatRFC3339Nano(state.lastStart),
     connection_state: link ? 'ready' : 'idle',
     merkle_root: facts.merkleRoot,

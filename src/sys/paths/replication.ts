@@ -3,10 +3,10 @@
 // key), revoking a secondary — plus the secondary's key pair for encrypted tokens and the
 // internal endpoints a secondary pulls from (authenticated by the credential its token carried).
 // On a secondary: enable (the pull loop runs from the SystemObject's alarm), DR operation tokens,
-// promote and disable. update-primary and reindex are not built yet.
+// promote, update-primary, reindex and disable.
 
 import { encryptActivation, generateSecondaryKeyPair, validatePublicKey } from '../../core/replication/activation';
-import { demotePrimary, disablePrimary, enablePrimary, issueSecondaryToken, primaryOnly, revokeSecondary } from '../../core/replication/state';
+import { demotePrimary, disablePrimary, enablePrimary, issueSecondaryToken, primaryOnly, revokeSecondary, secondaryOnly, updatePrimary } from '../../core/replication/state';
 import { drStatus, replicationStatus } from '../../core/replication/status';
 import { validObjectName } from '../../core/replication/stream';
 import { randomBase62 } from '../../crypto/random';
@@ -31,6 +31,7 @@ export function replicationPaths(s: SystemServices): PathDef[] {
       lastWal: state.mode === 'primary' ? await dr.lastWal() : 0,
       lastRemoteWal: state.mode === 'secondary' ? await dr.lastRemoteWal() : 0,
       merkleRoot: await dr.merkleRoot(),
+      lastReindexEpoch: dr.lastReindexEpoch(),
     };
     return drStatus(state, facts);
   };
@@ -78,6 +79,7 @@ export function replicationPaths(s: SystemServices): PathDef[] {
           const next = demotePrimary(await dr.state(), { now: Date.now() });
           await dr.save(next);
           await dr.recording(false);
+          await dr.followAll();
           return null;
         },
       },
@@ -227,6 +229,47 @@ export function replicationPaths(s: SystemServices): PathDef[] {
           dr.checkOperationToken(f.get<string>('dr_operation_token'));
           await dr.promote({ force: f.get<boolean>('force'), primaryClusterAddr: f.get<string>('primary_cluster_addr') });
           return { warnings: ['This cluster is now the DR primary: issue new activation tokens to the other secondaries.'] };
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/update-primary',
+      fields: {
+        dr_operation_token: { type: 'string', description: 'A DR operation token.' },
+        token: { type: 'string', description: 'An activation token from the new primary (blank: forget the primary).' },
+        primary_api_addr: { type: 'string', description: "The new primary's API address (needed with a response-wrapped token)." },
+        ca_file: { type: 'string', description: 'Not supported.' },
+        ca_path: { type: 'string', description: 'Not supported.' },
+        update_primary_addrs: { type: 'comma-string-list', description: 'Not supported: give a token.' },
+      },
+      summary: 'Follows another primary of the same cluster, without erasing data.',
+      operations: {
+        update: async (_req, f) => {
+          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          if (f.get<string[]>('update_primary_addrs').length > 0) throw badRequest('update_primary_addrs is not supported: give an activation token');
+          if (f.get<string>('ca_file') || f.get<string>('ca_path')) throw badRequest('ca_file and ca_path are not supported');
+          const token = f.get<string>('token').trim();
+          const payload = token ? await dr.activation(token, f.get<string>('primary_api_addr').trim()) : null;
+          await dr.relink(updatePrimary(await dr.state(), payload, { now: Date.now() }));
+          return null;
+        },
+      },
+    },
+    {
+      pattern: 'replication/dr/secondary/reindex',
+      fields: {
+        dr_operation_token: { type: 'string', description: 'A DR operation token.' },
+        diff: { type: 'bool', description: 'Accepted: Coffer always compares keys (entry hashes) in the buckets that differ.' },
+        force: { type: 'bool', description: 'Accepted: every object is compared whole.' },
+        skip_flush: { type: 'bool', description: 'Accepted: there is no separate flush stage.' },
+      },
+      summary: "Compares every object with the primary's by Merkle tree and repairs what differs.",
+      operations: {
+        update: async (_req, f) => {
+          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          secondaryOnly(await dr.state());
+          await dr.reindex();
+          return null;
         },
       },
     },

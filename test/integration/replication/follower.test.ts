@@ -133,4 +133,20 @@ describe('following a primary', () => {
     expect(Number(rounds[0].split('/')[1])).toBeGreaterThan(0);
     await expectIdentical();
   });
+
+  it('a reindex (every object compared by Merkle tree) finds and repairs a corrupted entry', async () => {
+    await catchUp();
+    const uuid = (await ok('GET', 'sys/mounts')).body.data['secret/'].uuid as string;
+    const name = `mount/${uuid}`;
+    const entries = ((await v(copy(name).replicaMerkle([...Array(256).keys()]))) as { entries: Record<string, string> }).entries;
+    const [victim, donor] = Object.keys(entries);
+    // Damage behind the log's back: one stored value replaced by another's ciphertext.
+    const stolen = await v(copy(name).replicaValues([donor]));
+    const position = (await v(copy(name).replicaPosition(name)))!;
+    await v(copy(name).replicaRepair(name, { [victim]: stolen[donor] }, position));
+    expect(await catchUp()).toEqual(['0/0/0']); // the log alone does not notice
+    const reindex = await followOnce(ports, [], 7);
+    expect(reindex.repaired).toBe(known.length);
+    await expectIdentical();
+  });
 });

@@ -14,7 +14,7 @@ import { mountStub, systemStub } from '../../../src/rpc/stubs';
 import { caller, initCluster, type Cluster } from '../../helpers/api';
 
 let c: Cluster;
-const { ok } = caller(() => c.root);
+const { call, ok } = caller(() => c.root);
 let kv: ReplicaContract;
 // Names of the primary's object as the copies record them (one per test: positions are per source).
 const [M_X, M_Y, M_Z, M_Q] = Array.from({ length: 4 }, () => `mount/${randomUUID()}`);
@@ -122,6 +122,21 @@ describe('a mount object', () => {
     await v(kv.replicaControl('stop'));
     await ok('POST', 'secret/data/unrecorded', { data: { v: 1 } });
     expect((await v(kv.replicaPull(0, 100))).entries).toEqual([]);
+  });
+});
+
+describe('following', () => {
+  it('a follower serves nothing, whatever routed the request to it', async () => {
+    await ok('POST', 'sys/mounts/led', { type: 'kv' });
+    await ok('PUT', 'led/a', { v: 1 });
+    const uuid = (await ok('GET', 'sys/mounts')).body.data['led/'].uuid as string;
+    const stub = mountStub(env, uuid) as unknown as ReplicaContract;
+    await v(stub.replicaControl('follow'));
+    const refused = await call('GET', 'led/a');
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual(['path disabled in replication DR secondary mode']);
+    // Leading again restarts the object (ctx.abort), which this runner reports as an unhandled
+    // error: test/e2e/dr.test.ts covers it between two launchers.
   });
 });
 
