@@ -77,7 +77,11 @@ async function main() {
       // Judged against another scenario (a large mount against an empty one): the two are measured
       // in alternating rounds right here, so the machine's drift between their places in the run
       // (and the aftermath of a bulk setup) does not decide the ratio; the median round counts.
-      if (s.relativeTo && requests.has(s.relativeTo.scenario)) result.ratio_vs_scenario = await pairedRatio(requests.get(s.name), requests.get(s.relativeTo.scenario));
+      // `paired: false`: the reference cannot be measured again under this scenario's conditions
+      // (a DR secondary attached changes every write): its own earlier result is the reference.
+      const reference = s.relativeTo && results.find((r) => r.scenario === s.relativeTo.scenario);
+      if (s.relativeTo?.paired === false && reference) result.ratio_vs_scenario = +(result.rps / reference.rps).toFixed(3);
+      else if (s.relativeTo && requests.has(s.relativeTo.scenario)) result.ratio_vs_scenario = await pairedRatio(requests.get(s.name), requests.get(s.relativeTo.scenario));
       results.push(result);
     }
     const after = await measureBaselines();
@@ -120,7 +124,9 @@ async function main() {
     writeFileSync(path.join(ROOT, 'bench/results/latest.json'), JSON.stringify(out, null, 2) + '\n');
     console.log('\nWrote bench/results/latest.json');
   } finally {
-    await Promise.all([...servers.map(stopProcess), stopScenarioServers()]);
+    // Scenario servers first: the DR lag sampler reads the bench server until it stops.
+    await stopScenarioServers();
+    await Promise.all(servers.map(stopProcess));
     rmSync(work, { recursive: true, force: true });
   }
 }

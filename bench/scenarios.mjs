@@ -5,10 +5,11 @@
 // Later areas append their scenarios here. Scenarios that need a server of their own start it in
 // their setup; `stopScenarioServers()` stops them (run.mjs, profile.mjs and compare.mjs call it).
 
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildPlugin } from '../plugins/sdk/build.mjs';
 import { startAwsEmulatorProcess } from './aws-emulator.mjs';
+import { startProcess, stopProcess } from './processes.mjs';
 
 const json = (token) => ({ 'X-Vault-Token': token, 'Content-Type': 'application/json' });
 
@@ -86,12 +87,79 @@ async function issueSerials(url, token, count) {
 /** The AWS IAM/STS emulator (a child process), started by the first AWS scenario's setup. */
 let awsEmulator = null;
 
-/** Stops the servers scenarios started (the AWS emulator). */
+/** Stops the servers scenarios started (the AWS emulator, the DR secondary and its lag sampler). */
 export async function stopScenarioServers() {
   const started = awsEmulator;
   awsEmulator = null;
   const emu = started && (await started.catch(() => null));
   if (emu) await emu.stop();
+  if (dr) {
+    const { secondary, sampler } = dr;
+    dr = null;
+    await sampler.stop();
+    await stopProcess(secondary.proc);
+  }
+}
+
+/** The DR scenario's secondary launcher and its lag sampler (started by its setup, the last one). */
+let dr = null;
+
+const drStatus = async (url) => (await (await fetch(`${url}/v1/sys/replication/dr/status`)).json()).data;
+
+/**
+ * Replication lag, sampled while the load runs: every 100 ms the primary's last_wal is noted with
+ * the time, and the lag of a sample is how long the secondary took to report that many changes
+ * applied (last_remote_wal). Printed as p50/p99 when the scenario servers stop.
+ */
+function lagSampler(primary, secondary) {
+  const lags = [];
+  const pending = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const both = await Promise.all([drStatus(primary), drStatus(secondary)]).catch(() => null);
+      if (!both) break;
+      const [p, s] = both;
+      const now = Date.now();
+      pending.push({ wal: p.last_wal, at: now });
+      while (pending.length > 0 && s.last_remote_wal >= pending[0].wal) lags.push(now - pending.shift().at);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      const sorted = [...lags].sort((a, b) => a - b);
+      const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+      if (sorted.length > 0) {
+        console.log(`DR replication lag under "kv v2 write with one DR secondary attached": p50 ${at(0.5)} ms, p99 ${at(0.99)} ms (${sorted.length} samples; sampled every 100 ms, so ±100 ms)`);
+      }
+    },
+  };
+}
+
+/**
+ * A DR secondary (a second launcher on the same seal key) following the bench server, which
+ * becomes a DR primary: from here on every write is also logged for the secondary.
+ */
+async function attachSecondary(url, token, dataDir) {
+  const secondaryDir = `${dataDir}-dr-secondary`;
+  mkdirSync(secondaryDir, { recursive: true, mode: 0o700 });
+  copyFileSync(path.join(dataDir, 'seal.key'), path.join(secondaryDir, 'seal.key'));
+  const secondary = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: secondaryDir, COFFER_LOG_LEVEL: 'warn' }, /Coffer is listening on (\S+)/);
+  const secondaryToken = JSON.parse(readFileSync(path.join(secondaryDir, 'init.json'), 'utf8')).root_token;
+  await call(url, token, 'POST', 'sys/replication/dr/primary/enable', {});
+  const key = (await call(secondary.url, secondaryToken, 'POST', 'sys/replication/dr/secondary/generate-public-key', {})).data.secondary_public_key;
+  const activation = (await call(url, token, 'POST', 'sys/replication/dr/primary/secondary-token', { id: 'bench', secondary_public_key: key })).data.token;
+  await call(secondary.url, secondaryToken, 'POST', 'sys/replication/dr/secondary/enable', { token: activation });
+  for (let i = 0; ; i++) {
+    const [p, s] = [await drStatus(url), await drStatus(secondary.url)];
+    if (s.state === 'stream-wals' && s.last_remote_wal === p.last_wal) break;
+    if (i > 600) throw new Error(`the DR secondary did not catch up: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  dr = { secondary, sampler: lagSampler(url, secondary.url) };
 }
 
 const AWS_ADMIN = { userName: 'vault-admin', accessKeyId: 'AKIAADMINEXAMPLE0001', secretAccessKey: 'admin/secret/key/EXAMPLE0000000000000001' };
@@ -381,5 +449,13 @@ export const SCENARIOS = [
       await call(url, token, 'POST', 'aws/roles/bench-sts', { credential_type: 'assumed_role', role_arns: [AWS_ROLE_ARN] });
     },
     request: (url, token) => ({ url: `${url}/v1/aws/sts/bench-sts`, method: 'POST', headers: json(token), body: '{}' }),
+  },
+  {
+    // Last: it makes the bench server a DR primary, which every later write would pay for. The
+    // same write as "KV v2 write", with every change also logged for a secondary that pulls it.
+    name: 'kv v2 write with one DR secondary attached',
+    relativeTo: { scenario: 'KV v2 write', min: 0.8, paired: false },
+    setup: (url, token, server) => attachSecondary(url, token, server.dataDir),
+    request: (url, token) => ({ url: `${url}/v1/secret/data/bench/dr-write`, method: 'POST', headers: json(token), body: JSON.stringify({ data: SECRET }) }),
   },
 ];
