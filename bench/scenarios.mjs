@@ -104,7 +104,7 @@ export async function stopScenarioServers() {
 /** The DR scenario's secondary launcher and its lag sampler (started by its setup, the last one). */
 let dr = null;
 
-const drStatus = async (url) => (await (await fetch(`${url}/v1/sys/replication/dr/status`)).json()).data;
+const drStatus = async (url) => (await (await fetch(`${url}/v1/sys/replication/dr/status`)).json()).data ?? {};
 
 /**
  * Replication lag, sampled while the load runs: every 100 ms the primary's last_wal is noted with

@@ -163,21 +163,19 @@ export class SqlPhysical implements Physical {
 
   private write(ops: StorageOp[]): void {
     if (ops.length === 0) return;
-    // Replicating: the batch's number and its log entries commit with it, in one transaction.
-    if (this.log.recording) {
-      this.storage.transactionSync(() => {
-        this.log.beginBatch();
-        this.writeRows(ops, false);
-      });
-      return;
-    }
-    this.writeRows(ops, true);
+    // Replicating: the triggers log each row in the statement that writes it; the batch number
+    // is bumped first, outside any savepoint (one costs more than the rows, see the top): a bump
+    // whose rows then fail only leaves a batch number unused.
+    if (this.log.recording) this.log.beginBatch();
+    // The lone-overwrite fast path trusts rowsWritten, which does not hold once the batch bump
+    // and the log triggers write too (measured: a new key was taken for an overwrite).
+    this.writeRows(ops, !this.log.recording);
   }
 
   /**
-   * `fastPath`: a lone overwrite may be a plain UPDATE (no folder to count). Not inside an open
-   * transactionSync: there (with the replication triggers in place) workerd's rowsWritten for an
-   * UPDATE that matched no row was not 0, so a new key was taken for an overwrite and never written.
+   * `fastPath`: a lone overwrite may be a plain UPDATE (no folder to count). Not while recording
+   * or applying replicated entries: there workerd's rowsWritten for an UPDATE that matched no row
+   * was not 0, so a new key was taken for an overwrite and never written.
    */
   private writeRows(ops: StorageOp[], fastPath: boolean): void {
     if (ops.length === 0) return;

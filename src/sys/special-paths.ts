@@ -30,6 +30,17 @@ export const SYS_UNAUTHENTICATED_PATHS = [
 export const DR_SECONDARY_SYS_PATHS = ['replication/*', 'health', 'seal-status', 'leader', 'init', 'unseal', 'generate-root/*'];
 
 /** Reachable while sealed: everything else answers 503. */
-export const SYS_SEALED_PATHS = ['init', 'seal-status', 'unseal', 'health', 'leader', 'generate-root/*', 'decode-token'];
+export const SYS_SEALED_PATHS = [
+  'init',
+  'seal-status',
+  'unseal',
+  'health',
+  'leader',
+  'generate-root/*',
+  'decode-token',
+  // A DR secondary is sealed while its first sync has not brought the primary's seal configuration yet.
+  'replication/status',
+  'replication/dr/status',
+];
 
 export const SYS_SUDO_PATHS = ['replication/dr/primary/secondary-token', 'auth/*', 'remount', 'rotate', 'seal', 'step-down', 'raw', 'raw/*', 'audit', 'audit/*', 'config/cors', 'config/auditing/*', 'plugins/catalog/*', 'leases/revoke-prefix/*', 'leases/revoke-force/*', 'leases/lookup/*', 'leases', 'leases/count', 'revoke-prefix/*', 'revoke-force/*'];
