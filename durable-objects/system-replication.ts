@@ -99,7 +99,12 @@ export class SystemReplication implements DrServices {
   #replica(name: ObjectName): ReplicaContract | null {
     if (name === 'system') return null;
     const [kind, id] = name.split('/');
-    if (kind === 'shard') return allTokenShards(this.ports.env)[Number(id)] as unknown as ReplicaContract;
+    if (kind === 'shard') {
+      const shard = allTokenShards(this.ports.env)[Number(id)];
+      // Tokens live on the shard their hash picks: both clusters must have as many.
+      if (!shard) throw new Error(`the primary has token shard ${id}, this cluster fewer: set TOKEN_SHARDS to the primary's`);
+      return shard as unknown as ReplicaContract;
+    }
     if (kind === 'mount') return mountStub(this.ports.env, id) as unknown as ReplicaContract;
     return auditStub(this.ports.env, id) as unknown as ReplicaContract;
   }
@@ -387,6 +392,8 @@ export class SystemReplication implements DrServices {
 
   /** Every object leads again (timed work re-armed, caches of the old state dropped by a restart). */
   async #release(next: DrState): Promise<void> {
+    // The mount and audit tables are read from the replicated storage, not from memory.
+    await this.ports.refresh();
     const objects = await this.objects();
     await Promise.all(
       objects.map(async (name) => {
