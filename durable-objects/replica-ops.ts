@@ -76,15 +76,15 @@ export class ReplicaOps {
     return this.physical.applyReplicated(source, decodePage(page).entries).seq;
   }
 
-  /** Writes what a Merkle comparison found different (null: delete), then resumes after `resumeAfter`. */
-  repair(source: string, values: Record<string, string | null>, resumeAfter: number): void {
+  /** Writes what a Merkle comparison found different (null: delete); with `resumeAfter`, the position too. */
+  repair(source: string, values: Record<string, string | null>, resumeAfter: number | null): void {
     const ops = Object.entries(values).map(([key, b64]) => {
       const value = b64 === null ? null : fromBase64(b64);
       if (b64 !== null && value === null) throw badRequest(`repair value of "${key}" is not base64`);
       return { key, value };
     });
     this.physical.apply(ops);
-    this.physical.log.setApplied(source, resumeAfter);
+    if (resumeAfter !== null) this.physical.log.setApplied(source, resumeAfter);
   }
 }
 
@@ -153,7 +153,7 @@ export abstract class ReplicatedObject<E> extends DurableObject<E> implements Re
     await this.ctx.storage.sync();
     this.ctx.abort(lead ? 'DR promotion: restarting with the replicated state' : 'DR secondary: restarting after the wipe');
   }
-  replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>> {
+  replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number | null): Promise<ReplicaReply<null>> {
     return reply(() => (ops(this).repair(source, values, resumeAfter), null));
   }
 }

@@ -65,7 +65,8 @@ export interface ReplicaContract {
   replicaApply(source: string, page: WirePage): Promise<ReplicaReply<number>>;
   /** Restarts the object (dropping its caches); with `lead`, promotion: it leads again. Fails by design. */
   replicaRestart(lead: boolean): Promise<void>;
-  replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number): Promise<ReplicaReply<null>>;
+  /** With `resumeAfter` null, the position is left as it is (a repair's writes before its last). */
+  replicaRepair(source: string, values: Record<string, string | null>, resumeAfter: number | null): Promise<ReplicaReply<null>>;
 }
 
 /** What every hosting object is told when the cluster changes. */

@@ -15,7 +15,8 @@ export interface FollowerPorts {
   position(object: ObjectName): Promise<number | null>;
   apply(object: ObjectName, page: WirePage): Promise<number>;
   merkle(object: ObjectName, buckets?: number[]): Promise<ReplicaMerkle>;
-  repair(object: ObjectName, values: Record<string, string | null>, resumeAfter: number): Promise<void>;
+  /** Writes values (null: delete); with `resumeAfter`, also records that position (the repair's last write). */
+  repair(object: ObjectName, values: Record<string, string | null>, resumeAfter: number | null): Promise<void>;
   wipe(object: ObjectName): Promise<void>;
 }
 
@@ -35,18 +36,31 @@ export interface RoundResult {
 const buckets = (m: ReplicaMerkle): string[] => ('buckets' in m ? m.buckets : []);
 const entries = (m: ReplicaMerkle): Record<string, string> => ('entries' in m ? m.entries : {});
 
-/** Makes one object equal to the primary's by comparing bucket hashes, then entry hashes. */
+/** Buckets whose entry hashes one call asks for, and keys per values call and per repair write. */
+const BUCKETS_PER_CALL = 64;
+const KEYS_PER_CALL = 500;
+
+/**
+ * Makes one object equal to the primary's by comparing bucket hashes, then entry hashes. Work is
+ * cut into calls of bounded size (a mount may hold hundreds of thousands of keys); the position is
+ * recorded with the last write only, so a repair cut short is done again, never taken as done.
+ */
 export async function repairObject(ports: FollowerPorts, object: ObjectName, resumeAfter: number): Promise<void> {
   const differing = differingBuckets(buckets(await ports.remoteMerkle(object)), buckets(await ports.merkle(object)));
-  const values: Record<string, string | null> = {};
-  if (differing.length > 0) {
-    const wanted = new Map(Object.entries(entries(await ports.remoteMerkle(object, differing))));
-    const have = new Map(Object.entries(entries(await ports.merkle(object, differing))));
+  const writes: [string, string | null][] = [];
+  for (let i = 0; i < differing.length; i += BUCKETS_PER_CALL) {
+    const group = differing.slice(i, i + BUCKETS_PER_CALL);
+    const wanted = new Map(Object.entries(entries(await ports.remoteMerkle(object, group))));
+    const have = new Map(Object.entries(entries(await ports.merkle(object, group))));
     const { copy, remove } = bucketRepair(wanted, have);
-    if (copy.length > 0) Object.assign(values, await ports.remoteValues(object, copy));
-    for (const key of remove) values[key] = null;
+    for (let k = 0; k < copy.length; k += KEYS_PER_CALL) writes.push(...Object.entries(await ports.remoteValues(object, copy.slice(k, k + KEYS_PER_CALL))));
+    for (const key of remove) writes.push([key, null]);
   }
-  await ports.repair(object, values, resumeAfter);
+  for (let i = 0; i < writes.length; i += KEYS_PER_CALL) {
+    const last = i + KEYS_PER_CALL >= writes.length;
+    await ports.repair(object, Object.fromEntries(writes.slice(i, i + KEYS_PER_CALL)), last ? resumeAfter : null);
+  }
+  if (writes.length === 0) await ports.repair(object, {}, resumeAfter);
 }
 
 export async function followOnce(ports: FollowerPorts, known: readonly ObjectName[], limit: number): Promise<RoundResult> {
