@@ -64,16 +64,16 @@ const SYS_MOUNT: MountContext = {
 };
 const readsOnly = (op: WireOperation) => op === 'read' || op === 'list' || op === 'help';
 
-/**
- * The seal SEAL_TYPE names: "static" (default, SEAL_KEY), "pkcs11" (an HSM key through the HSM
- * bridge), or "awskms" / "azurekeyvault" / "gcpckms" (a cloud KMS key, SEAL_MANAGED_KEY). A
- * misconfiguration leaves the cluster sealed with `sealConfigError` as the reason.
- */
 /** How often a caught-up DR secondary asks its primary for more (its replication lag, at rest). */
 const FOLLOW_EVERY_MS = 200;
 /** After a failed round (primary unreachable, credential refused). */
 const FOLLOW_RETRY_MS = 2_000;
 
+/**
+ * The seal SEAL_TYPE names: "static" (default, SEAL_KEY), "pkcs11" (an HSM key through the HSM
+ * bridge), or "awskms" / "azurekeyvault" / "gcpckms" (a cloud KMS key, SEAL_MANAGED_KEY). A
+ * misconfiguration leaves the cluster sealed with `sealConfigError` as the reason.
+ */
 function sealFor(env: Env, initialized: () => boolean): { seal: Seal | null; sealConfigError?: string } {
   const type = (env.SEAL_TYPE ?? '').trim().toLowerCase() || 'static';
   if (isManagedKeySealType(type)) {
