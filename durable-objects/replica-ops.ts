@@ -92,8 +92,10 @@ export class ReplicaOps {
 const REPLICAS = new WeakMap<object, ReplicaOps>();
 
 /** Called by each object's constructor with the physical layer it writes through (one instance). */
-export function replicate(object: object, physical: SqlPhysical): void {
-  REPLICAS.set(object, new ReplicaOps(physical));
+export function replicate(object: object, physical: SqlPhysical): ReplicaOps {
+  const ops = new ReplicaOps(physical);
+  REPLICAS.set(object, ops);
+  return ops;
 }
 
 function ops(object: object): ReplicaOps {

@@ -19,9 +19,8 @@ import type { ReplicaContract, ReplicaMerkle } from '../src/rpc/contracts';
 import type { DrServices } from '../src/sys/context';
 import type { Env } from '../src/rpc/env';
 import { allTokenShards, auditStub, mountStub } from '../src/rpc/stubs';
-import { ReplicaOps, replicaValue } from './replica-ops';
+import { replicaValue, type ReplicaOps } from './replica-ops';
 import type { LocalState } from './replication-log';
-import type { SqlPhysical } from './sqlite-physical';
 
 const STATE_KEY = 'dr-state';
 const POSITIONS_KEY = 'dr-positions';
@@ -48,7 +47,8 @@ const SEAL_CONTEXT = 'dr-local-state';
 type Positions = Record<string, { at: number; positions: Record<ObjectName, number> }>;
 
 export interface ReplicationPorts {
-  physical: SqlPhysical;
+  /** The SystemObject's own replica operations (the ones its replica* RPCs use). */
+  own: ReplicaOps;
   local: LocalState;
   seal: Seal | null;
   env: Env;
@@ -66,7 +66,7 @@ export class SystemReplication implements DrServices {
   #cached: DrState | null = null;
 
   constructor(private readonly ports: ReplicationPorts) {
-    this.#own = new ReplicaOps(ports.physical);
+    this.#own = ports.own;
   }
 
   async state(): Promise<DrState> {

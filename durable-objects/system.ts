@@ -50,6 +50,7 @@ import { SqlPhysical } from './sqlite-physical';
 import { replicate, ReplicatedObject } from './replica-ops';
 import { LocalState } from './replication-log';
 import { SystemReplication } from './system-replication';
+import { servesRequests } from '../src/core/replication/state';
 import { leaseCall } from './system-leases';
 import { gatherMetrics } from './system-metrics';
 import { Notices, type Target } from './system-notices';
@@ -121,10 +122,10 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     const physical = new SqlPhysical(ctx.storage);
-    replicate(this, physical);
+    const own = replicate(this, physical);
     const { seal, sealConfigError } = sealFor(env, () => this.#core.isInitialized());
     const replication = (this.#replication = new SystemReplication({
-      physical,
+      own,
       local: new LocalState(ctx.storage.sql),
       seal,
       env,
@@ -256,7 +257,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   async handle(wire: WireRequest): Promise<WireResult> {
     // A DR secondary answers only what Vault's does: its replication endpoints and the health
     // and seal plumbing.
-    if (!matchesSpecialPath(DR_SECONDARY_SYS_PATHS, relativePath(wire.path, 'sys/')) && (await this.#replication.state()).mode === 'secondary') {
+    if (!matchesSpecialPath(DR_SECONDARY_SYS_PATHS, relativePath(wire.path, 'sys/')) && !servesRequests(await this.#replication.state())) {
       return errorResult(drSecondaryError());
     }
     return await serve(this.#ports, SYS, wire, wire.auditToken ?? '');
@@ -369,7 +370,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   /** The routes the Worker caches; null while sealed. */
   /** The mount routes; null while sealed; 'dr-secondary' when this cluster serves no requests. */
   async routes(): Promise<RouteEntry[] | null | 'dr-secondary'> {
-    if ((await this.#replication.state()).mode === 'secondary') return 'dr-secondary';
+    if (!servesRequests(await this.#replication.state())) return 'dr-secondary';
     if (await this.#core.isSealed()) return null;
     return this.#mounts.routes();
   }

@@ -29,8 +29,6 @@ export interface RoundResult {
   dropped: number;
   /** Sum of the positions reached: the secondary's last_remote_wal. */
   lastRemoteWal: number;
-  /** The primary's clock when it answered (unix ms). */
-  primaryNow: number;
 }
 
 const buckets = (m: ReplicaMerkle): string[] => ('buckets' in m ? m.buckets : []);
@@ -70,7 +68,7 @@ export async function followOnce(ports: FollowerPorts, known: readonly ObjectNam
     if (position !== null) positions[object] = position;
   }
   const reply = await ports.pull(positions, limit);
-  const result: RoundResult = { objects: reply.objects, applied: 0, repaired: 0, dropped: 0, lastRemoteWal: 0, primaryNow: reply.now };
+  const result: RoundResult = { objects: reply.objects, applied: 0, repaired: 0, dropped: 0, lastRemoteWal: 0 };
   for (const action of planPull(positions, reply)) {
     if (action.kind === 'apply') {
       positions[action.object] = await ports.apply(action.object, reply.pages[action.object]);

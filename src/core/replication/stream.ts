@@ -23,14 +23,6 @@ export function validObjectName(name: string): boolean {
   return OBJECT_NAME.test(name);
 }
 
-export interface PullRequest {
-  secondary_id: string;
-  /** Applied sequence number per object synced so far (objects never synced are left out). */
-  positions: Record<ObjectName, number>;
-  /** At most this many entries per object in the reply. */
-  limit: number;
-}
-
 /** A log entry as JSON: the value as base64 (null for a delete). */
 export interface WireEntry {
   seq: number;
