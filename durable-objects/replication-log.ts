@@ -10,6 +10,7 @@
 import type { AppliedPosition, LogEntry, LogPage, ReplicationLog } from '../src/core/replication/log';
 import { bucketOf, entryHash, MerkleIndex } from '../src/core/replication/merkle';
 import { bytesToHex } from '@noble/hashes/utils.js';
+import { LOCAL_KEY_PREFIX } from '../src/framework/storage';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS coffer_repl_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, batch INTEGER NOT NULL, key TEXT NOT NULL, value BLOB);
@@ -20,14 +21,18 @@ CREATE TABLE IF NOT EXISTS coffer_repl_applied (source TEXT PRIMARY KEY, seq INT
 CREATE TABLE IF NOT EXISTS coffer_local (key TEXT PRIMARY KEY, value BLOB NOT NULL);
 `;
 
+// Rows under LOCAL_KEY_PREFIX are the object's own (an attempt in progress, notices still to
+// send): never recorded, compared or repaired, so that following a primary cannot undo them.
+const LOCAL = `'${LOCAL_KEY_PREFIX}*'`;
+
 const TRIGGERS = `
-CREATE TRIGGER IF NOT EXISTS coffer_repl_insert AFTER INSERT ON coffer_kv BEGIN
+CREATE TRIGGER IF NOT EXISTS coffer_repl_insert AFTER INSERT ON coffer_kv WHEN NEW.key NOT GLOB ${LOCAL} BEGIN
   INSERT INTO coffer_repl_log (batch, key, value) VALUES ((SELECT batch FROM coffer_repl_meta WHERE id = 1), NEW.key, NEW.value);
 END;
-CREATE TRIGGER IF NOT EXISTS coffer_repl_update AFTER UPDATE OF value ON coffer_kv BEGIN
+CREATE TRIGGER IF NOT EXISTS coffer_repl_update AFTER UPDATE OF value ON coffer_kv WHEN NEW.key NOT GLOB ${LOCAL} BEGIN
   INSERT INTO coffer_repl_log (batch, key, value) VALUES ((SELECT batch FROM coffer_repl_meta WHERE id = 1), NEW.key, NEW.value);
 END;
-CREATE TRIGGER IF NOT EXISTS coffer_repl_delete AFTER DELETE ON coffer_kv BEGIN
+CREATE TRIGGER IF NOT EXISTS coffer_repl_delete AFTER DELETE ON coffer_kv WHEN OLD.key NOT GLOB ${LOCAL} BEGIN
   INSERT INTO coffer_repl_log (batch, key, value) VALUES ((SELECT batch FROM coffer_repl_meta WHERE id = 1), OLD.key, NULL);
 END;
 `;
@@ -61,7 +66,8 @@ export class SqlReplicationLog implements ReplicationLog {
   }
 
   start(): void {
-    this.sql.exec(TRIGGERS);
+    // Dropped first: a trigger made by an older definition is replaced.
+    this.sql.exec(DROP_TRIGGERS + TRIGGERS);
     this.#recording = true;
   }
 
@@ -162,7 +168,7 @@ export class SqlReplicationLog implements ReplicationLog {
   /** The Merkle index of every stored entry (a full scan: for diffs and reindexing, not per write). */
   merkle(): MerkleIndex {
     const index = new MerkleIndex();
-    for (const r of this.sql.exec<{ key: string; value: ArrayBuffer }>('SELECT key, value FROM coffer_kv')) index.change(r.key, null, new Uint8Array(r.value));
+    for (const r of this.sql.exec<{ key: string; value: ArrayBuffer }>(`SELECT key, value FROM coffer_kv WHERE key NOT GLOB ${LOCAL}`)) index.change(r.key, null, new Uint8Array(r.value));
     return index;
   }
 
@@ -170,7 +176,7 @@ export class SqlReplicationLog implements ReplicationLog {
   bucketEntries(buckets: readonly number[]): Map<string, string> {
     const wanted = new Set(buckets);
     const out = new Map<string, string>();
-    for (const r of this.sql.exec<{ key: string; value: ArrayBuffer }>('SELECT key, value FROM coffer_kv')) {
+    for (const r of this.sql.exec<{ key: string; value: ArrayBuffer }>(`SELECT key, value FROM coffer_kv WHERE key NOT GLOB ${LOCAL}`)) {
       if (wanted.has(bucketOf(r.key))) out.set(r.key, bytesToHex(entryHash(r.key, new Uint8Array(r.value))));
     }
     return out;

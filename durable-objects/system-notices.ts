@@ -2,6 +2,7 @@
 // policies, re-read audit devices), retrying from its alarm until each one has heard.
 
 import { fromUtf8, utf8 } from '../src/crypto/encoding';
+import { LOCAL_KEY_PREFIX } from '../src/framework/storage';
 import type { Env } from '../src/rpc/env';
 import { auditStub, mountStub, tokenShardStub } from '../src/rpc/stubs';
 import type { SqlPhysical } from './sqlite-physical';
@@ -10,7 +11,7 @@ import type { SqlPhysical } from './sqlite-physical';
  * Objects still to be notified: raw (not behind the barrier), because the list must be readable
  * after the seal. It holds only object names, nothing secret.
  */
-const PENDING_DROPS_KEY = 'core/pending-key-drops';
+const PENDING_DROPS_KEY = `${LOCAL_KEY_PREFIX}pending-key-drops`;
 const RETRY_MS = 1000;
 
 /** Objects told about changes: token shards, mounts, and (for dropKeys only) audit devices. */

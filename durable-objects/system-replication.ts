@@ -12,12 +12,13 @@ import {
   type DrState, type PrimaryLink,
 } from '../src/core/replication/state';
 import { OPERATION_TOKEN_LENGTH } from '../src/core/barrier/seal-state';
+import { wrappingJwtAddress } from '../src/core/tokens/wrapping-jwt';
 import { randomBase62 } from '../src/crypto/random';
 import { constantTimeEqual } from '../src/crypto/timing';
 import { trimPoint, type ObjectName, type PullReply, type WirePage } from '../src/core/replication/stream';
 import type { ReplicaContract, ReplicaMerkle } from '../src/rpc/contracts';
 import type { DrServices } from '../src/sys/context';
-import type { Env } from '../src/rpc/env';
+import { tokenShardCount, type Env } from '../src/rpc/env';
 import { allTokenShards, auditStub, mountStub } from '../src/rpc/stubs';
 import { replicaValue, type ReplicaOps } from './replica-ops';
 import type { LocalState } from './replication-log';
@@ -194,6 +195,10 @@ export class SystemReplication implements DrServices {
     return (this.ports.env.COFFER_API_ADDR ?? '').trim();
   }
 
+  get tokenShards(): number {
+    return tokenShardCount(this.ports.env);
+  }
+
   // ---- the secondary's side ----
 
   #following(): Following {
@@ -215,10 +220,19 @@ export class SystemReplication implements DrServices {
 
   /**
    * What an activation token says: an encrypted one opens with the key generate-public-key made;
-   * a response-wrapped one is unwrapped at the primary (Coffer's wrapping tokens do not carry the
-   * primary's address, so `primaryApiAddr` is needed then).
+   * a response-wrapped one is unwrapped at the primary, at the address its JWT names unless
+   * `primaryApiAddr` says otherwise (an opaque wrapping token needs `primaryApiAddr`).
    */
   async activation(token: string, primaryApiAddr: string): Promise<ActivationPayload> {
+    const payload = await this.#openActivation(token, primaryApiAddr);
+    // Tokens live on the shard their hash names: with another count, the primary's would be lost.
+    if (payload.token_shards !== this.tokenShards) {
+      throw badRequest(`the primary has ${payload.token_shards} token shards and this cluster ${this.tokenShards}: set TOKEN_SHARDS to ${payload.token_shards} here, then use a new activation token`);
+    }
+    return payload;
+  }
+
+  async #openActivation(token: string, primaryApiAddr: string): Promise<ActivationPayload> {
     if (isEncryptedActivation(token)) {
       const blob = this.ports.local.get(SECONDARY_KEY);
       if (!blob) throw badRequest('no secondary key: call secondary/generate-public-key first and give the primary its public key');
@@ -226,7 +240,8 @@ export class SystemReplication implements DrServices {
       const payload = await decryptActivation(token, jwk);
       return primaryApiAddr ? { ...payload, primary_api_addr: primaryApiAddr } : payload;
     }
-    if (!primaryApiAddr) throw badRequest('primary_api_addr is required with a response-wrapped activation token');
+    primaryApiAddr ||= wrappingJwtAddress(token);
+    if (!primaryApiAddr) throw badRequest('primary_api_addr is required: the activation token does not say where the primary is');
     let res: Response;
     try {
       res = await fetch(`${primaryApiAddr.replace(/\/+$/, '')}/v1/sys/wrapping/unwrap`, { method: 'POST', headers: { 'X-Vault-Token': token } });

@@ -20,6 +20,7 @@ import { MountService } from '../src/core/mounts/service';
 import { effectiveTTLs, routePrefix, type RouteEntry } from '../src/core/mounts/table';
 import { Mutex } from '../src/core/mutex';
 import { shardFor } from '../src/core/tokens/entry';
+import { WrappingJwtKeys } from '../src/core/tokens/wrapping-jwt';
 import { matchesSpecialPath, type AuthContext, type WireOperation } from '../src/framework/backend';
 import { formatRFC3339Nano } from '../src/framework/duration';
 import { CofferError, drSecondaryError, sealedError } from '../src/framework/errors';
@@ -110,6 +111,8 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   readonly #policies: PolicyStore;
   readonly #governing: GoverningStore;
   readonly #replication: SystemReplication;
+  /** The cluster's key for wrapping tokens in JWT form (DR activation tokens). */
+  readonly #wrapJwt: WrappingJwtKeys;
   readonly #acls: AclCache;
   /** The audit table (tests reach it by this name). */
   private readonly audit: AuditTable;
@@ -135,6 +138,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
       refresh: async () => {
         this.#core.forgetKeys();
         this.#mounts.forget();
+        this.#wrapJwt.forget();
         this.#acls.clear();
         this.#auditBroker.invalidate();
       },
@@ -151,6 +155,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
       },
       { devRootToken: env.DEV_ROOT_TOKEN, sealConfigError },
     ));
+    const wrapJwt = (this.#wrapJwt = new WrappingJwtKeys(core.barrier));
     const pluginDir = pluginDirectoryOf(env);
     const mounts = (this.#mounts = new MountService(core.barrier, {
       provision: async (entry) => {
@@ -237,7 +242,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
       },
     });
     // sys/ requests write to the SystemObject's barrier; their order is the whole request's (admit).
-    const scope: Scope = { transaction: () => core.barrier.transaction(), hooks: { wrap: wrapHook(wrapStore(env)) }, order: (run) => run() };
+    const scope: Scope = { transaction: () => core.barrier.transaction(), hooks: { wrap: wrapHook(wrapStore(env), (info, addr) => wrapJwt.sign(info, addr)) }, order: (run) => run() };
     const host: Host = { backend, mount: SYS_MOUNT, acls, caller: resolvedByWorker, trail: (wire) => this.#sysTrail(wire), open: () => scope };
     this.#ports = {
       metrics: this.#metrics,
@@ -273,6 +278,12 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
   async auditRefusal(wire: WireRequest, status: number, errors: string[]): Promise<WireResult> {
     const refusal = new CofferError(status, errors);
     return errorResult((await this.#sysTrail(wire)?.failed(refusal)) ?? refusal);
+  }
+
+  /** The wrapping token inside a JWT-form one, when this cluster signed it; null otherwise or while sealed. */
+  async openWrappingJwt(token: string): Promise<string | null> {
+    if (await this.#core.isSealed()) return null;
+    return this.#wrapJwt.open(token);
   }
 
   /** The enabled audit devices, for every hosting object's broker; null while sealed. */
@@ -424,6 +435,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
     const targets = await this.#keyHolders();
     await this.#core.sealNow();
     this.#mounts.forget();
+    this.#wrapJwt.forget();
     await this.#notices.send(targets, 'dropKeys');
   }
 }

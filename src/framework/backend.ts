@@ -221,6 +221,8 @@ export interface LogicalResponse {
   wrapInfo?: WrapInfo;
   /** The handler's own wrapping TTL (seconds): the response is wrapped even without X-Vault-Wrap-TTL. */
   wrapTTL?: number;
+  /** With wrapTTL: the wrapping token is handed out as a JWT naming this address (DR activation). */
+  wrapJwtAddr?: string;
 }
 
 /** Vault's wrap_info: the single-use token that unwraps a response, and what it was made from. */

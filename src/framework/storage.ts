@@ -19,6 +19,13 @@ export interface Storage {
   scan(prefix: string, after: string, limit: number): Promise<string[]>;
 }
 
+/**
+ * Physical keys an object keeps for its own cluster (an attempt in progress, notices still to
+ * send): DR replication neither records, compares nor repairs them. Mount data lives under
+ * `logical/`, so no user path reaches this prefix.
+ */
+export const LOCAL_KEY_PREFIX = 'local/';
+
 export interface StorageOp {
   key: string;
   /** null deletes the key. */

@@ -54,7 +54,16 @@ export async function storeWrapped(record: WrappedResponse, store: WrapStore): P
   };
 }
 
-/** The dispatch hook that wraps responses for requests that asked for it. */
-export function wrapHook(store: WrapStore): NonNullable<DispatchHooks['wrap']> {
-  return (response, wire, mount) => wrapResponse(response, wire, mount, store);
+/** Signs a wrapping token's JWT form, naming the address to unwrap it at. */
+export type WrapJwtSigner = (info: WrapInfo, addr: string) => Promise<string>;
+
+/**
+ * The dispatch hook that wraps responses for requests that asked for it. A response that wants
+ * its token as a JWT (`wrapJwtAddr`) gets one where a signer is given.
+ */
+export function wrapHook(store: WrapStore, jwt?: WrapJwtSigner): NonNullable<DispatchHooks['wrap']> {
+  return async (response, wire, mount) => {
+    const info = await wrapResponse(response, wire, mount, store);
+    return jwt && response.wrapJwtAddr ? { ...info, token: await jwt(info, response.wrapJwtAddr) } : info;
+  };
 }

@@ -138,6 +138,8 @@ export interface TokenStoreContract extends Notified, PeerShard, ReplicaContract
 export interface SystemContract extends ReplicaContract {
   handle(wire: WireRequest): Promise<WireResult>;
   auditRefusal(wire: WireRequest, status: number, errors: string[]): Promise<WireResult>;
+  /** The wrapping token inside a JWT-form one this cluster signed; null when not valid or sealed. */
+  openWrappingJwt(token: string): Promise<string | null>;
   /** null while sealed; 'dr-secondary' when the cluster serves no requests (a DR secondary). */
   routes(): Promise<RouteEntry[] | null | 'dr-secondary'>;
   keyring(): Promise<KeyringWire | null>;

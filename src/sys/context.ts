@@ -98,6 +98,8 @@ export interface DrServices {
   keepSecondaryKey(jwk: JsonWebKey): Promise<void>;
   /** This deployment's API address for activation tokens (COFFER_API_ADDR; '' when unset). */
   apiAddr: string;
+  /** This deployment's TOKEN_SHARDS (a secondary must have the primary's). */
+  tokenShards: number;
 }
 
 /** What sys/plugins/* needs beyond the catalog in the SystemObject's storage. */

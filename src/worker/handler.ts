@@ -19,6 +19,7 @@ import { matchesSpecialPath, type AuthContext } from '../framework/backend';
 import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError, drSecondaryError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';
 import { INVALID_WRAPPING_TOKEN } from '../sys/paths/wrapping';
+import { isJwt } from '../core/tokens/wrapping-jwt';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
@@ -90,10 +91,24 @@ function wireRequest(id: string, p: ParsedRequest, auth: AuthContext | null, hea
 
 /** sys/ paths that spend a wrapping token themselves: resolving it must not use it up first. */
 const SPENDS_WRAPPING_TOKEN = new Set(['wrapping/unwrap', 'wrapping/lookup']);
+/** sys/ paths that take a wrapping token, which may come in JWT form. */
+const TAKES_WRAPPING_TOKEN = new Set([...SPENDS_WRAPPING_TOKEN, 'wrapping/rewrap']);
+
+/**
+ * A JWT-form wrapping token (DR activation tokens) stands for the wrapping token it carries,
+ * once the SystemObject confirms its signature; one it did not sign stays as it is (and is then
+ * refused as an unknown token).
+ */
+async function openWrappingJwts(env: Env, p: ParsedRequest): Promise<void> {
+  if (p.token && isJwt(p.token)) p.token = (await systemStub(env).openWrappingJwt(p.token)) ?? p.token;
+  const body = p.data.token;
+  if (typeof body === 'string' && isJwt(body)) p.data = { ...p.data, token: (await systemStub(env).openWrappingJwt(body)) ?? body };
+}
 
 async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'system';
   const rel = relativePath(p.path, 'sys/');
+  if (TAKES_WRAPPING_TOKEN.has(rel) && p.operation === 'write') await openWrappingJwts(env, p);
   // Unwrap and lookup act on the request's own token when the body names none.
   const ownWrappingToken = SPENDS_WRAPPING_TOKEN.has(rel) && p.operation === 'write' && !p.data.token;
   let auth: AuthContext | null = null;

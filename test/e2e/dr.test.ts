@@ -3,6 +3,7 @@
 // a DR operation token generated on the secondary from the primary's recovery keys, promotion,
 // and every acknowledged write there afterwards — KV versions, transit ciphertexts decrypting,
 // the same PKI root, the same tokens.
+import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kill9, startDrPair, type DrPair, type Launched } from './dr-pair';
 
@@ -93,10 +94,9 @@ describe('DR between two launchers', () => {
     // (the launcher gives the Worker its own, COFFER_API_ADDR), so enable needs nothing else.
     const key = (await call(pair.secondary.url, pair.secondary.rootToken, 'POST', 'sys/replication/dr/secondary/generate-public-key', {})).body.data.secondary_public_key;
     const encrypted = (await ok('POST', 'sys/replication/dr/primary/secondary-token', { id: 'dr-east', secondary_public_key: key })).body.data.token;
-    // A response-wrapped token needs primary_api_addr (Coffer's wrapping tokens do not carry it).
+    // A response-wrapped token is a JWT naming the primary (the failback below activates with one).
     const wrapped = (await ok('POST', 'sys/replication/dr/primary/secondary-token', { id: 'dr-west' })).body.wrap_info.token;
-    const noAddr = await call(pair.secondary.url, pair.secondary.rootToken, 'POST', 'sys/replication/dr/secondary/enable', { token: wrapped });
-    expect(noAddr.body.errors).toEqual(['primary_api_addr is required with a response-wrapped activation token']);
+    expect(decodeJwt(wrapped).addr).toBe(pair.primary.url);
     await ok('POST', 'sys/replication/dr/primary/revoke-secondary', { id: 'dr-west' });
     const writer = (async () => {
       for (let i = 0; i < 30; i++) {
@@ -181,10 +181,11 @@ describe('DR between two launchers', () => {
     expect((await call(oldPrimary, token, 'POST', 'sys/replication/dr/primary/demote', {})).status).toBe(204);
     const demoted = await call(oldPrimary, token, 'GET', 'drkv/data/app');
     expect(demoted.body.errors).toEqual(['path disabled in replication DR secondary mode']);
-    // The old primary takes an activation token from the new one through update-primary.
+    // The old primary takes an activation token from the new one through update-primary: the
+    // response-wrapped JWT says where to unwrap it.
     const opToken = await operationToken(oldPrimary, pair.primary.recoveryKeys);
     const activation = (await call(newPrimary, token, 'POST', 'sys/replication/dr/primary/secondary-token', { id: 'old-primary' })).body.wrap_info.token;
-    const relink = await call(oldPrimary, '', 'POST', 'sys/replication/dr/secondary/update-primary', { dr_operation_token: opToken, token: activation, primary_api_addr: newPrimary });
+    const relink = await call(oldPrimary, '', 'POST', 'sys/replication/dr/secondary/update-primary', { dr_operation_token: opToken, token: activation });
     expect(relink.status).toBe(204);
     expect((await call(oldPrimary, '', 'POST', 'sys/replication/dr/secondary/update-primary', { dr_operation_token: 'hvd.wrong', token: '' })).status).toBe(400);
     for (let i = 0; i < 10; i++) expect((await call(newPrimary, token, 'POST', `drkv/data/failback/${i}`, { data: { i } })).status).toBe(200);

@@ -9,7 +9,7 @@ import { sha256 } from '../../crypto/hmac';
 import { randomBase62, randomBytes, randomHex, randomUUID } from '../../crypto/random';
 import { constantTimeEqual } from '../../crypto/timing';
 import { badRequest, permissionDenied, sealedError } from '../../framework/errors';
-import { getJSON, putJSON } from '../../framework/storage';
+import { getJSON, LOCAL_KEY_PREFIX, putJSON } from '../../framework/storage';
 import { BarrierStorage, type KeyringSource } from './barrier';
 import { Keyring } from './keyring';
 import type { Physical } from './physical';
@@ -29,7 +29,8 @@ const K = {
 } as const;
 const CLUSTER_KEY = 'core/cluster';
 const GENERATE_ROOT_KEY = 'core/generate-root';
-const GENERATE_OPERATION_TOKEN_KEY = 'core/generate-dr-operation-token';
+/** The secondary's own attempt: a Merkle repair from the primary must not erase it. */
+const GENERATE_OPERATION_TOKEN_KEY = `${LOCAL_KEY_PREFIX}generate-dr-operation-token`;
 /** The barrier key of a share-collecting attempt: one per kind of token it mints. */
 type AttemptSlot = typeof GENERATE_ROOT_KEY | typeof GENERATE_OPERATION_TOKEN_KEY;
 /** A DR operation token is exactly as long as the OTP (the length of a root token, `hvs.` + 24). */

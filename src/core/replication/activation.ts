@@ -164,12 +164,15 @@ export function parsePayload(json: unknown): ActivationPayload {
     secondary_id: text('secondary_id'),
     credential: text('credential'),
     expires: 0,
+    token_shards: 0,
   };
-  const expires = o.expires;
-  if (typeof expires !== 'number' || !Number.isSafeInteger(expires) || expires <= 0) {
-    throw badRequest('activation token payload: expires must be a positive integer (unix milliseconds)');
-  }
-  payload.expires = expires;
+  const positive = (field: 'expires' | 'token_shards', what: string): number => {
+    const v = o[field];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) throw badRequest(`activation token payload: ${field} must be a positive integer (${what})`);
+    return v;
+  };
+  payload.expires = positive('expires', 'unix milliseconds');
+  payload.token_shards = positive('token_shards', "the primary's TOKEN_SHARDS");
   return payload;
 }
 

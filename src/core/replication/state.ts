@@ -70,6 +70,8 @@ export interface ActivationPayload {
   credential: string;
   /** When the token stops being accepted (unix ms). */
   expires: number;
+  /** The primary's TOKEN_SHARDS: tokens live on the shard their hash names, so both must agree. */
+  token_shards: number;
 }
 
 export interface DrContext {
@@ -122,7 +124,7 @@ export function disablePrimary(state: DrState): DrDisabled {
 
 export function issueSecondaryToken(
   state: DrState,
-  input: { id: string; ttlSeconds: number; apiAddr: string },
+  input: { id: string; ttlSeconds: number; apiAddr: string; tokenShards: number },
   ctx: Pick<DrContext, 'now' | 'random'>,
 ): { state: DrPrimary; credential: string; payload: ActivationPayload } {
   const p = primaryOnly(state);
@@ -148,6 +150,7 @@ export function issueSecondaryToken(
     secondary_id: id,
     credential,
     expires,
+    token_shards: input.tokenShards,
   };
   return { state: { ...p, secondaries: { ...p.secondaries, [id]: record } }, credential, payload };
 }

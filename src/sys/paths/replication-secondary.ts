@@ -90,6 +90,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: 'Revokes the DR operation token.',
       operations: {
         update: async (_req, f) => {
+          secondaryOnly(await dr.state());
           dr.revokeOperationToken(f.get<string>('dr_operation_token'));
           return null;
         },
@@ -105,6 +106,8 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: 'Promotes this DR secondary to primary.',
       operations: {
         update: async (_req, f) => {
+          // A primary is told it is not a secondary before its token is looked at (as Vault).
+          secondaryOnly(await dr.state());
           dr.checkOperationToken(f.get<string>('dr_operation_token'));
           await dr.promote({ force: f.get<boolean>('force'), primaryClusterAddr: f.get<string>('primary_cluster_addr') });
           return { warnings: ['This cluster is now the DR primary: issue new activation tokens to the other secondaries.'] };
@@ -124,6 +127,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: 'Follows another primary of the same cluster, without erasing data.',
       operations: {
         update: async (_req, f) => {
+          secondaryOnly(await dr.state());
           dr.checkOperationToken(f.get<string>('dr_operation_token'));
           if (f.get<string[]>('update_primary_addrs').length > 0) throw badRequest('update_primary_addrs is not supported: give an activation token');
           if (f.get<string>('ca_file') || f.get<string>('ca_path')) throw badRequest('ca_file and ca_path are not supported');
@@ -145,8 +149,8 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: "Compares every object with the primary's by Merkle tree and repairs what differs.",
       operations: {
         update: async (_req, f) => {
-          dr.checkOperationToken(f.get<string>('dr_operation_token'));
           secondaryOnly(await dr.state());
+          dr.checkOperationToken(f.get<string>('dr_operation_token'));
           await dr.reindex();
           return null;
         },
@@ -158,6 +162,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: 'Stops following the primary; re-enabling changes the cluster id.',
       operations: {
         update: async (_req, f) => {
+          secondaryOnly(await dr.state());
           dr.checkOperationToken(f.get<string>('dr_operation_token'));
           await dr.leaveSecondary();
           return null;

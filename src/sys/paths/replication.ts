@@ -94,12 +94,13 @@ export function replicationPaths(s: SystemServices): PathDef[] {
           if (publicKey) await validatePublicKey(publicKey);
           const ttl = f.get<number>('ttl') || DEFAULT_TOKEN_TTL;
           const now = Date.now();
-          const issued = issueSecondaryToken(state, { id: f.get<string>('id'), ttlSeconds: ttl, apiAddr }, { now, random: () => randomBase62(48) });
+          const issued = issueSecondaryToken(state, { id: f.get<string>('id'), ttlSeconds: ttl, apiAddr, tokenShards: dr.tokenShards }, { now, random: () => randomBase62(48) });
           // The token is handed out only once the secondary's record is stored.
           await dr.save(issued.state);
           if (publicKey) return { data: { token: await encryptActivation(issued.payload, publicKey) } };
-          // Vault answers with the activation token response-wrapped, whatever the request asked.
-          return { data: { ...issued.payload }, wrapTTL: ttl };
+          // Vault answers with the activation token response-wrapped, whatever the request asked,
+          // as a JWT that tells the secondary where to unwrap it.
+          return { data: { ...issued.payload }, wrapTTL: ttl, wrapJwtAddr: apiAddr };
         },
       },
     },

@@ -3,7 +3,7 @@
 // applies their pages and ends with the same Merkle root, bucket comparison repairs a damaged
 // copy, trimming forces a Merkle repair, and stopping drops the log. (The cluster-level state
 // machine and the HTTPS pull between two deployments build on these.)
-import { env } from 'cloudflare:test';
+import { env, runInDurableObject } from 'cloudflare:test';
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bucketRepair, differingBuckets } from '../../../src/core/replication/merkle';
@@ -108,6 +108,31 @@ describe('a mount object', () => {
     expect((await tree(copy)).root).not.toBe((await tree(kv)).root);
     await repair(kv, copy, M_Z, all.last);
     expect((await tree(copy)).root).toBe((await tree(kv)).root);
+  });
+
+  it("keeps an object's local rows (local/) out of the log and the Merkle tree, and repairs never touch them", async () => {
+    const put = (o: ReplicaContract, key: string) =>
+      runInDurableObject(o as unknown as DurableObjectStub, (_obj, state: DurableObjectState) => {
+        state.storage.sql.exec("INSERT INTO coffer_kv (key, parent, value) VALUES (?, '', x'0102') ON CONFLICT(key) DO UPDATE SET value = excluded.value", key);
+      });
+    const has = (o: ReplicaContract, key: string) =>
+      runInDurableObject(o as unknown as DurableObjectStub, (_obj, state: DurableObjectState) => state.storage.sql.exec('SELECT key FROM coffer_kv WHERE key = ?', key).toArray().length === 1);
+    await v(kv.replicaControl('start'));
+    const before = await v(kv.replicaPull(0, 100_000));
+    const root = (await tree(kv)).root;
+    await put(kv, 'local/attempt');
+    expect((await v(kv.replicaPull(before.last, 100))).entries).toEqual([]);
+    expect((await tree(kv)).root).toBe(root);
+
+    const copy = fresh();
+    await repair(kv, copy, M_Q, before.last);
+    await put(copy, 'local/own-attempt');
+    await put(copy, 'stray');
+    await repair(kv, copy, M_Q, before.last);
+    expect((await tree(copy)).root).toBe(root);
+    expect(await has(copy, 'stray')).toBe(false);
+    expect(await has(copy, 'local/own-attempt')).toBe(true);
+    expect(await has(copy, 'local/attempt')).toBe(false);
   });
 
   it('refuses malformed pages and bucket numbers with 400s, and stopping drops the log', async () => {

@@ -1,11 +1,12 @@
 // DR replication, the primary's side through the HTTP API in workerd: status in every mode, the
-// state machine's refusals, response-wrapped and encrypted activation tokens, a secondary's
+// state machine's refusals, response-wrapped (JWT) and encrypted activation tokens, a secondary's
 // authenticated pulls (every object's pages, which fresh objects apply to the primary's Merkle
 // roots), Merkle and value reads for repair, revocation, expiry, and recording in objects created
-// after enable. (Secondary enable, promote and the pull loop are not built yet.)
+// after enable. (The secondary's side: follower.test.ts here, and test/e2e/dr.test.ts.)
 import { env } from 'cloudflare:test';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decryptActivation } from '../../../src/core/replication/activation';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { encryptActivation } from '../../../src/core/replication/activation';
 import type { ActivationPayload } from '../../../src/core/replication/state';
 import { planPull, type PullReply } from '../../../src/core/replication/stream';
 import type { ReplicaContract, ReplicaReply } from '../../../src/rpc/contracts';
@@ -49,6 +50,15 @@ describe('before enabling', () => {
     expect(r.body.errors[0]).toContain(message);
   });
 
+  it.each(['promote', 'update-primary', 'reindex', 'disable', 'operation-token/delete'])(
+    'secondary/%s answers 400 "Not a DR secondary." before looking at the operation token',
+    async (path) => {
+      const r = await root('POST', `sys/replication/dr/secondary/${path}`, { dr_operation_token: 'hvd.wrong' });
+      expect(r.status).toBe(400);
+      expect(r.body.errors).toEqual(['Not a DR secondary.']);
+    },
+  );
+
   it('a pull is refused when this cluster is no primary', async () => {
     const r = await api('POST', 'sys/replication/dr/internal/pull', { body: { secondary_id: 'x', credential: 'y' } });
     expect(r.status).toBe(403);
@@ -87,8 +97,38 @@ describe('a primary', () => {
     const bad = await root('POST', 'sys/replication/dr/primary/secondary-token', { id: 'bad-key', secondary_public_key: 'AAAA' });
     expect(bad.status).toBe(400);
     await ok('POST', 'sys/replication/dr/primary/revoke-secondary', { id: 'encrypted' });
-    // The encryption itself is checked in the unit tests (decryptActivation with the private key).
-    expect(typeof decryptActivation).toBe('function');
+  });
+
+  it('signs the wrapped activation token as an ES512 JWT naming the primary, which unwrap checks', async () => {
+    const jwt = (await ok('POST', 'sys/replication/dr/primary/secondary-token', { id: 'jwt', ttl: '10m' })).body.wrap_info.token as string;
+    expect(decodeProtectedHeader(jwt).alg).toBe('ES512');
+    const claims = decodeJwt(jwt);
+    expect(claims).toMatchObject({ addr: 'http://coffer.test', type: 'wrapping' });
+    expect(claims.exp! - claims.iat!).toBe(600);
+    expect(claims.jti).toMatch(/^hvs\./);
+    // Any change to the JWT breaks its signature: refused as an unknown wrapping token, and not spent.
+    const [h, p, sig] = jwt.split('.');
+    const forged = [h, btoa(JSON.stringify({ ...claims, addr: 'http://evil.test' })).replace(/=+$/, '').replace(/\+/g, '-').replace(/\//g, '_'), sig].join('.');
+    for (const token of [forged, `${h}.${p}.${sig.slice(0, -4)}AAAA`]) {
+      expect((await api('POST', 'sys/wrapping/unwrap', { token })).body.errors).toEqual(['wrapping token is not valid or does not exist']);
+      expect((await root('POST', 'sys/wrapping/unwrap', { token })).body.errors).toEqual(['wrapping token is not valid or does not exist']);
+    }
+    // Looked up without spending it, then unwrapped with the JWT as the request's token.
+    expect((await api('POST', 'sys/wrapping/lookup', { body: { token: jwt } })).body.data.creation_path).toBe('sys/replication/dr/primary/secondary-token');
+    const unwrapped = await api('POST', 'sys/wrapping/unwrap', { token: jwt });
+    expect(unwrapped.body.data).toMatchObject({ secondary_id: 'jwt', primary_api_addr: 'http://coffer.test', token_shards: 3 });
+    expect((await api('POST', 'sys/wrapping/unwrap', { token: jwt })).body.errors).toEqual(['wrapping token is not valid or does not exist']);
+    await ok('POST', 'sys/replication/dr/primary/revoke-secondary', { id: 'jwt' });
+  });
+
+  it('refuses an activation token from a primary with another TOKEN_SHARDS, before anything is erased', async () => {
+    const key = (await ok('POST', 'sys/replication/dr/secondary/generate-public-key', {})).body.data.secondary_public_key as string;
+    const token = await encryptActivation({ ...a, secondary_id: 'shards', token_shards: 8 }, key);
+    const r = await root('POST', 'sys/replication/dr/secondary/enable', { token });
+    expect(r.status).toBe(400);
+    expect(r.body.errors[0]).toBe('the primary has 8 token shards and this cluster 3: set TOKEN_SHARDS to 8 here, then use a new activation token');
+    expect((await api('GET', 'sys/replication/dr/status')).body.data.mode).toBe('primary');
+    expect((await ok('GET', 'secret/data/before-enable')).body.data.data).toEqual({ v: 1 });
   });
 
   it('answers an authenticated pull with every object, whose pages rebuild each object exactly', async () => {

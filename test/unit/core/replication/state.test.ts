@@ -55,7 +55,7 @@ function refusal(fn: () => unknown): string {
 const disabled: DrState = DR_DISABLED;
 const primary = (): DrPrimary => enablePrimary(disabled, { primaryClusterAddr: 'https://p:8201' }, context());
 const tokenFor = (p: DrPrimary, id = 'sec-1', ttlSeconds = 1800, now = T0) =>
-  issueSecondaryToken(p, { id, ttlSeconds, apiAddr: 'https://p.example' }, { ...context(now), random: () => `cred-${id}` });
+  issueSecondaryToken(p, { id, ttlSeconds, apiAddr: 'https://p.example', tokenShards: 4 }, { ...context(now), random: () => `cred-${id}` });
 const secondary = (): DrSecondary => enableSecondary(disabled, tokenFor(primary()).payload, { now: T0 });
 const demoted = (): DrSecondary => demotePrimary(primary(), { now: T0 });
 const all = (): [string, DrState][] => [
@@ -117,6 +117,7 @@ describe('issueSecondaryToken', () => {
       secondary_id: 'sec-1',
       credential: 'cred-sec-1',
       expires: T0 + 600_000,
+      token_shards: 4,
     });
     expect(state.secondaries['sec-1']).toEqual({
       id: 'sec-1',
@@ -157,7 +158,7 @@ describe('issueSecondaryToken', () => {
   });
   it.each(['disabled', 'secondary', 'demoted'])('refuses on a %s cluster', (name) => {
     const state = all().find(([n]) => n === name)![1];
-    expect(refusal(() => issueSecondaryToken(state, { id: 'a', ttlSeconds: 60, apiAddr: '' }, context()))).toBe('Not a DR primary.');
+    expect(refusal(() => issueSecondaryToken(state, { id: 'a', ttlSeconds: 60, apiAddr: '', tokenShards: 4 }, context()))).toBe('Not a DR primary.');
   });
 });
 
@@ -223,7 +224,7 @@ describe('authenticateSecondary', () => {
   it('refuses the old credential after a revoke and a new token for the same id', () => {
     const fresh = issueSecondaryToken(
       revokeSecondary(issued(), { id: 'sec-1' }),
-      { id: 'sec-1', ttlSeconds: 60, apiAddr: '' },
+      { id: 'sec-1', ttlSeconds: 60, apiAddr: '', tokenShards: 4 },
       { now: T0, random: () => 'new' },
     ).state;
     expect(authenticateSecondary(fresh, { id: 'sec-1', credential: 'cred-sec-1', now: T0 })).toEqual({ ok: false, reason: 'invalid credential' });
