@@ -18,6 +18,7 @@ import { build, ROOT } from '../../scripts/miniflare-server.mjs';
 import { LIBRARY, TOKEN_LABEL } from '../../scripts/hsm-local.mjs';
 import { Browser } from '../e2e/oidc-browser';
 import { startIdP } from '../e2e/oidc-provider';
+import { startDrPair } from '../e2e/dr-pair';
 import { readInit, removeTempDirs, startLauncher, tempDir } from '../e2e/processes';
 import { startAwsEmulator } from '../emulators/aws-iam-sts/server';
 import { startKmsEmulator } from '../emulators/aws-kms/server';
@@ -45,6 +46,11 @@ declare module 'vitest' {
     cloudKms: { aws: string; azure: string; gcp: string };
     /** The launcher's plugin directory, and the plugins built into it (command = `<name>.js`). */
     clientPlugins: { dir: string; sha256: Record<'totp' | 'userpass' | 'misbehave', string> };
+    /** Two more launchers for hvac's DR test (a future primary, and a secondary sharing its seal key). */
+    drPair: {
+      primary: { url: string; rootToken: string; recoveryKeys: string[] };
+      secondary: { url: string; rootToken: string };
+    };
   }
 }
 
@@ -111,6 +117,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     GOOGLE_CLOUDKMS_URL: gcp.base,
   });
   const init = readInit(dataDir);
+  // DR promotes and demotes whole deployments: hvac's DR test gets a pair of its own.
+  const pair = await startDrPair().catch(async (e: unknown) => {
+    await server.stop('SIGTERM');
+    throw e;
+  });
+  project.provide('drPair', {
+    primary: { url: pair.primary.url, rootToken: pair.primary.rootToken, recoveryKeys: pair.primary.recoveryKeys },
+    secondary: { url: pair.secondary.url, rootToken: pair.secondary.rootToken },
+  });
   project.provide('coffer', { url: server.url, rootToken: init.root_token, recoveryKey: init.recovery_keys[0], dataDir });
   project.provide('oidcIssuer', idp.issuer);
   project.provide('clientHelper', helper.url);
@@ -119,7 +134,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('clientPlugins', { dir: pluginDir, sha256: { totp: plugins.totp.sha256, userpass: plugins.userpass.sha256, misbehave: plugins.misbehave.sha256 } });
   project.provide('cofferHsm', { library: LIBRARY, tokenLabel: TOKEN_LABEL, pin: readFileSync(path.join(dataDir, 'hsm', 'pin'), 'utf8').trim() });
   return async () => {
-    await server.stop('SIGTERM');
+    await Promise.all([server.stop('SIGTERM'), pair.stop()]);
     await Promise.all([idp.close(), helper.close(), aws.close(), awsKms.close(), azure.close(), gcp.close()]);
     removeTempDirs();
   };

@@ -10,6 +10,7 @@ const coffer = inject('coffer');
 const hsm = inject('cofferHsm');
 const cloudKms = inject('cloudKms');
 const plugins = inject('clientPlugins');
+const drPair = inject('drPair');
 const target = {
   ...coffer,
   extra: {
@@ -30,6 +31,12 @@ const target = {
     TOTP_SHA256: plugins.sha256.totp,
     USERPASS_SHA256: plugins.sha256.userpass,
     MISBEHAVE_SHA256: plugins.sha256.misbehave,
+    // test_dr's own two launchers.
+    DR_PRIMARY_ADDR: drPair.primary.url,
+    DR_PRIMARY_TOKEN: drPair.primary.rootToken,
+    DR_PRIMARY_RECOVERY_KEYS: drPair.primary.recoveryKeys.join(','),
+    DR_SECONDARY_ADDR: drPair.secondary.url,
+    DR_SECONDARY_TOKEN: drPair.secondary.rootToken,
   },
 };
 
