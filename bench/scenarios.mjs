@@ -1,4 +1,7 @@
-// Coffer's benchmark scenarios. `target` is the issue's goal as a ratio to the one-DO baseline.
+// Coffer's benchmark scenarios. `kind` names the baseline a scenario is judged against: a read
+// against one DO call + one SQLite read, a write against one DO call + one SQLite write.
+// `target` is the goal as a ratio to that baseline; `minRps` an absolute goal on this machine;
+// `relativeTo` a goal as a ratio to another scenario of the same run.
 // `setup(url, rootToken, server)` may return a context that `request(url, rootToken, context)`
 // receives; `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
 // the bench runs the launcher with COFFER_HSM_BRIDGE=softhsm2).
@@ -201,11 +204,13 @@ async function ensureAws(url, token) {
 export const SCENARIOS = [
   {
     name: 'sys/health',
+    kind: 'read',
     request: (url) => ({ url: `${url}/v1/sys/health` }),
   },
   {
     name: 'KV v1 read',
-    target: 0.75,
+    kind: 'read',
+    target: 0.9,
     setup: async (url, token) => {
       await ensureKV(url, token, 'kv1', '1');
       await call(url, token, 'PUT', 'kv1/bench/read', SECRET);
@@ -214,13 +219,15 @@ export const SCENARIOS = [
   },
   {
     name: 'KV v1 write',
-    target: 0.6,
+    kind: 'write',
+    target: 0.9,
     setup: (url, token) => ensureKV(url, token, 'kv1', '1'),
     request: (url, token) => ({ url: `${url}/v1/kv1/bench/write`, method: 'PUT', headers: json(token), body: JSON.stringify(SECRET) }),
   },
   {
     name: 'KV v2 read',
-    target: 0.75,
+    kind: 'read',
+    target: 0.9,
     setup: (url, token) => call(url, token, 'POST', 'secret/data/bench/read', { data: SECRET }),
     request: (url, token) => ({ url: `${url}/v1/secret/data/bench/read`, headers: json(token) }),
   },
@@ -228,6 +235,7 @@ export const SCENARIOS = [
     // The same read by a non-root token that one RGP (attached to the token) and one EGP (on the
     // path) govern: the Sentinel programs run on every request.
     name: 'KV v2 read with one EGP and one RGP',
+    kind: 'read',
     relativeTo: { scenario: 'KV v2 read', min: 0.85 },
     setup: async (url, token) => {
       await call(url, token, 'POST', 'secret/data/bench/governed', { data: SECRET });
@@ -248,15 +256,19 @@ export const SCENARIOS = [
   },
   {
     name: 'KV v2 write',
-    target: 0.6,
+    kind: 'write',
+    target: 0.9,
     request: (url, token) => ({ url: `${url}/v1/secret/data/bench/write`, method: 'POST', headers: json(token), body: JSON.stringify({ data: SECRET }) }),
   },
   {
     name: 'KV v2 list a folder',
+    kind: 'read',
+    target: 0.9,
     request: (url, token) => ({ url: `${url}/v1/secret/metadata/bench/?list=true`, headers: json(token) }),
   },
   {
     name: `KV v2 read, ${BIG_KEYS / 1000}k-key mount`,
+    kind: 'read',
     // As fast as in the (nearly) empty secret/ mount: within 10%.
     relativeTo: { scenario: 'KV v2 read', min: 0.9 },
     setup: async (url, token) => {
@@ -270,11 +282,14 @@ export const SCENARIOS = [
   },
   {
     name: `KV v2 list a folder, ${BIG_KEYS / 1000}k-key mount`,
+    kind: 'read',
     relativeTo: { scenario: 'KV v2 list a folder', min: 0.9 },
     request: (url, token) => ({ url: `${url}/v1/big/metadata/bench/?list=true`, headers: json(token) }),
   },
   {
     name: 'token create',
+    kind: 'write',
+    target: 0.9,
     request: (url, token) => ({
       url: `${url}/v1/auth/token/create`,
       method: 'POST',
@@ -284,13 +299,15 @@ export const SCENARIOS = [
   },
   {
     name: 'token lookup-self',
-    target: 0.85,
+    kind: 'read',
+    target: 0.9,
     setup: narrowToken,
     request: (url, _root, narrow) => ({ url: `${url}/v1/auth/token/lookup-self`, headers: json(narrow) }),
   },
   {
     name: 'KV v1 read, non-root token through ACL',
-    target: 0.7,
+    kind: 'read',
+    target: 0.9,
     setup: async (url, token) => {
       await ensureKV(url, token, 'kv1', '1');
       await call(url, token, 'PUT', 'kv1/bench/acl-read', SECRET);
@@ -300,6 +317,7 @@ export const SCENARIOS = [
   },
   {
     name: 'transit encrypt 1 KiB, aes256-gcm96',
+    kind: 'read',
     target: 0.7,
     setup: async (url, token) => {
       await ensureMount(url, token, 'transit', 'transit');
@@ -309,6 +327,7 @@ export const SCENARIOS = [
   },
   {
     name: 'transit batch encrypt, 100 items',
+    kind: 'read',
     request: (url, token) => ({
       url: `${url}/v1/transit/encrypt/bench-aes`,
       method: 'POST',
@@ -318,6 +337,7 @@ export const SCENARIOS = [
   },
   {
     name: 'transit sign, ed25519',
+    kind: 'read',
     target: 0.6,
     setup: async (url, token) => {
       await ensureMount(url, token, 'transit', 'transit');
@@ -327,6 +347,7 @@ export const SCENARIOS = [
   },
   {
     name: 'transit sign, rsa-2048',
+    kind: 'read',
     setup: async (url, token) => {
       await ensureMount(url, token, 'transit', 'transit');
       await call(url, token, 'POST', 'transit/keys/bench-rsa', { type: 'rsa-2048' });
@@ -335,6 +356,7 @@ export const SCENARIOS = [
   },
   {
     name: 'transit sign, ecdsa-p256',
+    kind: 'read',
     setup: async (url, token) => {
       await ensureMount(url, token, 'transit', 'transit');
       await call(url, token, 'POST', 'transit/keys/bench-p256', { type: 'ecdsa-p256' });
@@ -345,6 +367,7 @@ export const SCENARIOS = [
     // A read served by a catalog plugin (plugins/totp) in its own isolate: the hop from the mount's
     // object into the plugin and its storage calls back, against a built-in engine's read.
     name: 'totp code generate (plugin)',
+    kind: 'read',
     relativeTo: { scenario: 'KV v1 read', min: 0.6 },
     setup: async (url, token, server) => {
       const { sha256 } = await buildPlugin(path.join(import.meta.dirname, '../plugins/totp/src/index.ts'), path.join(server.dataDir, 'plugins', 'totp.js'));
@@ -357,6 +380,7 @@ export const SCENARIOS = [
   {
     // The same signature made by a P-256 key in SoftHSM2, through the HSM bridge (mutual TLS).
     name: 'transit sign ecdsa-p256 managed (SoftHSM2)',
+    kind: 'read',
     relativeTo: { scenario: 'transit sign, ecdsa-p256', min: 0.25 },
     setup: async (url, token, server) => {
       await ensureMount(url, token, 'transit', 'transit');
@@ -380,7 +404,8 @@ export const SCENARIOS = [
   },
   {
     name: 'JWT login, jwt_validation_pubkeys',
-    target: 0.4,
+    kind: 'write',
+    minRps: 2500,
     setup: async (url, token) => {
       const { SignJWT, exportSPKI, generateKeyPair } = await import('jose');
       const { publicKey, privateKey } = await generateKeyPair('ES256');
@@ -401,17 +426,21 @@ export const SCENARIOS = [
   },
   {
     name: 'PKI issue EC P-256, no_store',
-    target: 0.3,
+    kind: 'read',
+    minRps: 3000,
     setup: (url, token) => ensurePki(url, token),
     request: (url, token) => ({ url: `${url}/v1/pki/issue/bench-nostore`, method: 'POST', headers: json(token), body: JSON.stringify({ common_name: 'www.bench.example', ttl: '1h' }) }),
   },
   {
     name: 'PKI issue EC P-256, stored',
+    kind: 'write',
+    minRps: 2000,
     setup: (url, token) => ensurePki(url, token),
     request: (url, token) => ({ url: `${url}/v1/pki/issue/bench`, method: 'POST', headers: json(token), body: JSON.stringify({ common_name: 'www.bench.example', ttl: '1h' }) }),
   },
   {
     name: 'PKI sign a CSR (P-256)',
+    kind: 'write',
     setup: async (url, token) => {
       await ensurePki(url, token);
       return benchCsr();
@@ -420,6 +449,7 @@ export const SCENARIOS = [
   },
   {
     name: 'PKI revoke',
+    kind: 'write',
     setup: async (url, token) => {
       await ensurePki(url, token);
       return issueSerials(url, token, 15_000);
@@ -433,6 +463,7 @@ export const SCENARIOS = [
   {
     // CreateUser, AttachUserPolicy, CreateAccessKey, and a lease: in the mount's write order.
     name: 'aws creds iam_user',
+    kind: 'write',
     target: 0.1,
     setup: async (url, token) => {
       await ensureAws(url, token);
@@ -443,6 +474,7 @@ export const SCENARIOS = [
   {
     // One AssumeRole call, and a lease: in the mount's write order.
     name: 'aws sts assumed_role',
+    kind: 'write',
     target: 0.3,
     setup: async (url, token) => {
       await ensureAws(url, token);
@@ -454,6 +486,7 @@ export const SCENARIOS = [
     // Last: it makes the bench server a DR primary, which every later write would pay for. The
     // same write as "KV v2 write", with every change also logged for a secondary that pulls it.
     name: 'kv v2 write with one DR secondary attached',
+    kind: 'write',
     relativeTo: { scenario: 'KV v2 write', min: 0.8, paired: false },
     setup: (url, token, server) => attachSecondary(url, token, server.dataDir),
     request: (url, token) => ({ url: `${url}/v1/secret/data/bench/dr-write`, method: 'POST', headers: json(token), body: JSON.stringify({ data: SECRET }) }),
