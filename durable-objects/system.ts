@@ -260,10 +260,12 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
 
   /** A sys/ request; its caller was resolved by the Worker at the token's shard. */
   async handle(wire: WireRequest): Promise<WireResult> {
-    // A DR secondary answers only what Vault's does: its replication endpoints and the health
-    // and seal plumbing.
-    if (!matchesSpecialPath(DR_SECONDARY_SYS_PATHS, relativePath(wire.path, 'sys/')) && !servesRequests(await this.#replication.state())) {
-      return errorResult(drSecondaryError());
+    if (!servesRequests(await this.#replication.state())) {
+      // A DR secondary answers only what Vault's does: its replication endpoints and the health
+      // and seal plumbing. Its token shards hold the primary's tokens, which it honours for
+      // nothing: DR operation tokens and recovery key shares authorise what it does.
+      if (!matchesSpecialPath(DR_SECONDARY_SYS_PATHS, relativePath(wire.path, 'sys/'))) return errorResult(drSecondaryError());
+      wire = { ...wire, auth: null };
     }
     return await serve(this.#ports, SYS, wire, wire.auditToken ?? '');
   }

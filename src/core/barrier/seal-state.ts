@@ -33,6 +33,8 @@ const GENERATE_ROOT_KEY = 'core/generate-root';
 const GENERATE_OPERATION_TOKEN_KEY = `${LOCAL_KEY_PREFIX}generate-dr-operation-token`;
 /** The barrier key of a share-collecting attempt: one per kind of token it mints. */
 type AttemptSlot = typeof GENERATE_ROOT_KEY | typeof GENERATE_OPERATION_TOKEN_KEY;
+/** How refusals name an attempt: Vault's words for root generation. */
+const attemptName = (slot: AttemptSlot): string => (slot === GENERATE_ROOT_KEY ? 'root generation' : 'DR operation token generation');
 /** A DR operation token is exactly as long as the OTP (the length of a root token, `hvs.` + 24). */
 export const OPERATION_TOKEN_LENGTH = ROOT_TOKEN_LENGTH;
 
@@ -526,7 +528,7 @@ export class SealState implements KeyringSource {
   ): Promise<Record<string, unknown>> {
     if (await this.isSealed()) throw sealedError();
     const share = await this.authorizeAttempt(tokenAuthorized, params.key);
-    if (await this.attempt(slot)) throw badRequest('root generation already in progress');
+    if (await this.attempt(slot)) throw badRequest(`${attemptName(slot)} already in progress`);
     if (params.pgp_key) throw badRequest('PGP-encrypted root tokens are not supported; use an OTP');
     let otp = params.otp ?? '';
     let generated = false;
@@ -554,7 +556,7 @@ export class SealState implements KeyringSource {
   private async attemptUpdate(slot: AttemptSlot, params: { key?: string; nonce?: string }, issue: () => Promise<string>): Promise<Record<string, unknown>> {
     if (await this.isSealed()) throw sealedError();
     const attempt = await this.attempt(slot);
-    if (!attempt) throw badRequest('no root generation in progress');
+    if (!attempt) throw badRequest(`no ${attemptName(slot)} in progress`);
     if (!params.key) throw badRequest("'key' must be specified in request body as JSON");
     if (params.nonce !== attempt.nonce) throw badRequest('incorrect nonce supplied; the attempt may have been restarted');
     const share = decodeKeyShare(params.key);

@@ -201,11 +201,16 @@ const linkOf = (payload: ActivationPayload): PrimaryLink => ({
 });
 
 /** The caller wipes the cluster's data when this succeeds (secondary/enable always clears it). */
-export function enableSecondary(state: DrState, payload: ActivationPayload, ctx: Pick<DrContext, 'now'>): DrSecondary {
+/** Refuses secondary/enable in a state that cannot take it (checked before the token is spent too). */
+export function canEnableSecondary(state: DrState): void {
   if (state.mode === 'primary') throw badRequest('this cluster is a DR primary; demote or disable it first');
   if (state.mode === 'secondary' && state.primary !== null) {
     throw badRequest('this cluster is already a DR secondary with a primary; use update-primary, or disable it first');
   }
+}
+
+export function enableSecondary(state: DrState, payload: ActivationPayload, ctx: Pick<DrContext, 'now'>): DrSecondary {
+  canEnableSecondary(state);
   if (payload.expires < ctx.now) throw badRequest(EXPIRED);
   return {
     mode: 'secondary',

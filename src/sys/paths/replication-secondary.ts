@@ -4,7 +4,7 @@
 // update-primary, reindex, disable, revoking the token.
 
 import { generateSecondaryKeyPair } from '../../core/replication/activation';
-import { secondaryOnly, updatePrimary } from '../../core/replication/state';
+import { canEnableSecondary, secondaryOnly, updatePrimary } from '../../core/replication/state';
 import type { PathDef } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import type { SystemServices } from '../context';
@@ -39,6 +39,8 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
           if (f.get<string>('ca_file') || f.get<string>('ca_path')) {
             throw badRequest('ca_file and ca_path are not supported: a Worker reaches the primary with the platform trust store');
           }
+          // Before the token is unwrapped: a refused enable must not spend it.
+          canEnableSecondary(await dr.state());
           const payload = await dr.activation(token, f.get<string>('primary_api_addr').trim());
           await dr.becomeSecondary(payload);
           return { warnings: ['All data of this cluster was erased: it now follows the primary and serves no requests until promoted.'] };

@@ -101,8 +101,9 @@ export function sealPaths(s: SystemServices): PathDef[] {
         read: async (req) => {
           const codes = Object.fromEntries(Object.keys(HEALTH_CODES).map((k) => [k, healthCode(req.data, k)]));
           const h = await s.core.health();
-          const status = !h.initialized ? codes.uninitcode : h.sealed ? codes.sealedcode : codes.activecode;
-          return { raw: { status, body: h.body } };
+          const dr = (await s.replication.state()).mode;
+          const status = !h.initialized ? codes.uninitcode : h.sealed ? codes.sealedcode : dr === 'secondary' ? codes.drsecondarycode : codes.activecode;
+          return { raw: { status, body: { ...h.body, replication_dr_mode: dr } } };
         },
       },
     },

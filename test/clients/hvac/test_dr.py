@@ -132,6 +132,12 @@ class DrFailover(ClientTest):
         self.assertEqual(error, DISABLED)
         self.assertEqual(self.refused(hvac.exceptions.InvalidRequest, as_primary_root.lookup_token), DISABLED)
         self.assertFalse(at(SECONDARY, "").sys.read_seal_status()["sealed"])
+        health = at(SECONDARY, "").sys.read_health_status(method="GET")
+        self.assertEqual(health.status_code, 472)  # Vault's drsecondarycode
+        self.assertEqual(health.json()["replication_dr_mode"], "secondary")
+        self.assertEqual(self.primary.sys.read_health_status(method="GET")["replication_dr_mode"], "primary")
+        # The primary's root token, in the replicated token store, authorises nothing here.
+        self.refused(hvac.exceptions.Forbidden, as_primary_root.write, DR + "secondary/generate-operation-token/attempt")
 
     def test_7_operation_token_from_the_primary_recovery_keys(self):
         keys = os.environ["DR_PRIMARY_RECOVERY_KEYS"].split(",")

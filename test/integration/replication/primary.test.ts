@@ -59,6 +59,17 @@ describe('before enabling', () => {
     },
   );
 
+  it('refuses an activation token from a primary with another TOKEN_SHARDS, before anything is erased', async () => {
+    const key = (await ok('POST', 'sys/replication/dr/secondary/generate-public-key', {})).body.data.secondary_public_key as string;
+    const payload = { primary_api_addr: 'http://coffer.test', primary_cluster_addr: '', cluster_id: 'c', secondary_id: 'shards', credential: 'x', expires: Date.now() + 60_000 };
+    const token = await encryptActivation({ ...payload, token_shards: 8 }, key);
+    const r = await root('POST', 'sys/replication/dr/secondary/enable', { token });
+    expect(r.status).toBe(400);
+    expect(r.body.errors[0]).toBe('the primary has 8 token shards and this cluster 3: set TOKEN_SHARDS to 8 here, then use a new activation token');
+    expect((await api('GET', 'sys/replication/dr/status')).body.data.mode).toBe('disabled');
+    expect((await ok('GET', 'secret/data/before-enable')).body.data.data).toEqual({ v: 1 });
+  });
+
   it('a pull is refused when this cluster is no primary', async () => {
     const r = await api('POST', 'sys/replication/dr/internal/pull', { body: { secondary_id: 'x', credential: 'y' } });
     expect(r.status).toBe(403);
@@ -119,16 +130,6 @@ describe('a primary', () => {
     expect(unwrapped.body.data).toMatchObject({ secondary_id: 'jwt', primary_api_addr: 'http://coffer.test', token_shards: 3 });
     expect((await api('POST', 'sys/wrapping/unwrap', { token: jwt })).body.errors).toEqual(['wrapping token is not valid or does not exist']);
     await ok('POST', 'sys/replication/dr/primary/revoke-secondary', { id: 'jwt' });
-  });
-
-  it('refuses an activation token from a primary with another TOKEN_SHARDS, before anything is erased', async () => {
-    const key = (await ok('POST', 'sys/replication/dr/secondary/generate-public-key', {})).body.data.secondary_public_key as string;
-    const token = await encryptActivation({ ...a, secondary_id: 'shards', token_shards: 8 }, key);
-    const r = await root('POST', 'sys/replication/dr/secondary/enable', { token });
-    expect(r.status).toBe(400);
-    expect(r.body.errors[0]).toBe('the primary has 8 token shards and this cluster 3: set TOKEN_SHARDS to 8 here, then use a new activation token');
-    expect((await api('GET', 'sys/replication/dr/status')).body.data.mode).toBe('primary');
-    expect((await ok('GET', 'secret/data/before-enable')).body.data.data).toEqual({ v: 1 });
   });
 
   it('answers an authenticated pull with every object, whose pages rebuild each object exactly', async () => {
@@ -211,7 +212,9 @@ describe('a primary', () => {
     await ok('POST', 'sys/replication/dr/primary/demote', {});
     const status = (await api('GET', 'sys/replication/dr/status')).body.data;
     expect(status).toMatchObject({ mode: 'secondary', cluster_id: id, connection_state: 'idle', state: 'idle', primaries: [] });
-    // A demoted cluster must be promoted, not enabled (secondary operations are not built yet).
-    expect((await root('POST', 'sys/replication/dr/primary/enable', {})).body.errors[0]).toContain('promote');
+    // A demoted cluster is a secondary: it honours no client token (even root), only DR
+    // operation tokens, so it cannot be enabled as a primary; it is promoted instead.
+    expect((await root('POST', 'sys/replication/dr/primary/enable', {})).body.errors).toEqual([PERMISSION_DENIED]);
+    expect((await root('POST', 'sys/replication/dr/secondary/promote', { dr_operation_token: 'hvd.x' })).body.errors).toEqual(['invalid DR operation token']);
   });
 });

@@ -90,7 +90,7 @@ describe('DR operation-token generation', () => {
   it('allows one attempt at a time', async () => {
     const { c, issue } = await setup();
     await c.operationTokenStart({}, true, issue);
-    expect(await message(c.operationTokenStart({}, true, issue))).toBe('root generation already in progress');
+    expect(await message(c.operationTokenStart({}, true, issue))).toBe('DR operation token generation already in progress');
   });
 
   it('needs a token with sudo or a recovery share to start or cancel', async () => {
@@ -106,7 +106,7 @@ describe('DR operation-token generation', () => {
 
   it('refuses updates without an attempt, without a key, or with a wrong nonce', async () => {
     const { c, shares, issue } = await setup();
-    expect(await message(c.operationTokenUpdate({ key: shares[0], nonce: 'x' }, issue))).toBe('no root generation in progress');
+    expect(await message(c.operationTokenUpdate({ key: shares[0], nonce: 'x' }, issue))).toBe('no DR operation token generation in progress');
     const { nonce } = await c.operationTokenStart({}, true, issue);
     expect(await message(c.operationTokenUpdate({ nonce: nonce as string }, issue))).toBe("'key' must be specified in request body as JSON");
     expect(await message(c.operationTokenUpdate({ key: shares[0], nonce: 'not-the-nonce' }, issue))).toMatch(/^incorrect nonce supplied/);
@@ -135,7 +135,7 @@ describe('DR operation-token generation', () => {
     expect(roots).toEqual([]); // no root token is created
     expect(decodeToken(done.encoded_token as string, otp as string)).toBe(issued[0]);
     expect((await c.operationTokenGet()).started).toBe(false);
-    expect(await message(c.operationTokenUpdate({ key: shares[1], nonce: nonce as string }, issue))).toBe('no root generation in progress');
+    expect(await message(c.operationTokenUpdate({ key: shares[1], nonce: nonce as string }, issue))).toBe('no DR operation token generation in progress');
   });
 
   it('completes on start when a single share suffices, returning the generated OTP', async () => {
