@@ -61,6 +61,8 @@ async function measure(opts, pid) {
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'coffer-compare-'));
+// The servers' own temporary files (Miniflare's) go under it too, and leave with it.
+process.env.TMPDIR = work;
 const procs = [];
 try {
   const builds = [];

@@ -16,6 +16,8 @@ const scenario = SCENARIOS.find((s) => s.name === name);
 if (!scenario) throw new Error(`no scenario "${name}"; have: ${SCENARIOS.map((s) => s.name).join(', ')}`);
 const inspectorPort = 9300 + Math.floor(Math.random() * 500);
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coffer-profile-'));
+// The servers' own temporary files (Miniflare's) go there too: one folder to remove afterwards.
+process.env.TMPDIR = dataDir;
 
 const proc = spawn(process.execPath, ['scripts/start.mjs'], {
   cwd: ROOT,

@@ -91,6 +91,8 @@ async function pairedRatio(scenario, reference) {
 
 async function main() {
   const work = mkdtempSync(path.join(os.tmpdir(), 'coffer-bench-'));
+  // The servers' own temporary files (Miniflare's) go under it too, and leave with it.
+  process.env.TMPDIR = work;
   const servers = [];
   try {
     console.log(`Starting Coffer (launcher, log level warn) and the baselines; ${CONNECTIONS} connections, ${DURATION} s per scenario.`);
