@@ -16,7 +16,23 @@ export function strictUtf8(b: Uint8Array): string | null {
   }
 }
 
+// workerd has the native Uint8Array base64/hex methods (TC39 "Uint8Array to/from base64"): about
+// 50 times faster than building a binary string for btoa, which showed in profiles (DR pages,
+// ciphertexts, PEM). Node 20, where the client and end-to-end tests import this file, has not:
+// there the portable code runs. Validation stays ours, so both accept exactly the same input.
+interface NativeBytes {
+  toBase64(): string;
+  toHex(): string;
+}
+interface NativeBytesConstructor {
+  fromBase64(s: string): Uint8Array;
+  fromHex(s: string): Uint8Array;
+}
+const NATIVE = typeof (Uint8Array.prototype as Partial<NativeBytes>).toBase64 === 'function';
+const nativeBytes = Uint8Array as unknown as NativeBytesConstructor;
+
 export function toHex(bytes: Uint8Array): string {
+  if (NATIVE) return (bytes as unknown as NativeBytes).toHex();
   let out = '';
   for (const b of bytes) out += b.toString(16).padStart(2, '0');
   return out;
@@ -24,12 +40,14 @@ export function toHex(bytes: Uint8Array): string {
 
 export function fromHex(hex: string): Uint8Array | null {
   if (hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
+  if (NATIVE) return nativeBytes.fromHex(hex);
   const out = new Uint8Array(hex.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
   return out;
 }
 
 export function toBase64(bytes: Uint8Array): string {
+  if (NATIVE) return (bytes as unknown as NativeBytes).toBase64();
   let bin = '';
   for (let i = 0; i < bytes.length; i += 0x8000) {
     bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
@@ -48,6 +66,13 @@ export function fromBase64(b64: string): Uint8Array | null {
   const s = b64.trim();
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.replace(/=+$/, '').length % 4 === 1) return null;
   try {
+    if (NATIVE) {
+      // Padding may be short or absent (as atob after padEnd), never more than the last group needs.
+      const data = s.replace(/=+$/, '');
+      const pad = s.length - data.length;
+      if (pad > 0 && pad > (4 - (data.length % 4)) % 4) return null;
+      return nativeBytes.fromBase64(data);
+    }
     const bin = atob(s.padEnd(Math.ceil(s.length / 4) * 4, '='));
     const out = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
