@@ -287,7 +287,8 @@ export class SystemReplication implements DrServices {
       const round = await followOnce(this.#followerPorts(state.primary), following.reindex ? [] : following.objects, ROUND_LIMIT);
       // Promoted, disabled or relinked meanwhile: this round's bookkeeping is no longer wanted.
       if ((await this.state()) !== state) return null;
-      const caughtUp = round.applied === 0 && round.repaired === 0;
+      // Caught up: every page reached what its object had recorded when the primary answered.
+      const caughtUp = !round.more && round.repaired === 0;
       this.#setFollowing({
         objects: round.objects,
         lastRemoteWal: round.lastRemoteWal,
@@ -295,7 +296,9 @@ export class SystemReplication implements DrServices {
         reindexedAt: following.reindex ? Math.floor(now / 1000) : following.reindexedAt,
       });
       await this.save(recordSync(state, { sync: caughtUp ? 'stream-wals' : round.repaired > 0 ? 'merkle-sync' : 'stream-wals', contactedAt: now }));
-      return !caughtUp;
+      // Under steady writes every round applies something; rounds follow each other at once only
+      // while the primary has more than a round takes (fewer, fuller pulls cost both sides less).
+      return round.more;
     } catch (e) {
       console.warn(`DR: following ${state.primary.apiAddr} failed: ${e instanceof Error ? e.message : String(e)}`);
       if ((await this.state()) !== state) return null;

@@ -29,6 +29,8 @@ export interface RoundResult {
   dropped: number;
   /** Sum of the positions reached: the secondary's last_remote_wal. */
   lastRemoteWal: number;
+  /** A page stopped short of what its object had recorded (a round's limit): ask again at once. */
+  more: boolean;
 }
 
 const buckets = (m: ReplicaMerkle): string[] => ('buckets' in m ? m.buckets : []);
@@ -68,15 +70,18 @@ export async function followOnce(ports: FollowerPorts, known: readonly ObjectNam
     if (position !== null) positions[object] = position;
   }
   const reply = await ports.pull(positions, limit);
-  const result: RoundResult = { objects: reply.objects, applied: 0, repaired: 0, dropped: 0, lastRemoteWal: 0 };
+  const result: RoundResult = { objects: reply.objects, applied: 0, repaired: 0, dropped: 0, lastRemoteWal: 0, more: false };
   for (const action of planPull(positions, reply)) {
     if (action.kind === 'apply') {
       positions[action.object] = await ports.apply(action.object, reply.pages[action.object]);
       result.applied += action.entries.length;
+      if (reply.pages[action.object].last > positions[action.object]) result.more = true;
     } else if (action.kind === 'merkle') {
       await repairObject(ports, action.object, action.resumeAfter);
       positions[action.object] = action.resumeAfter;
       result.repaired++;
+      // The log goes on from where the comparison began.
+      result.more = true;
     } else if (action.kind === 'drop') {
       await ports.wipe(action.object);
       delete positions[action.object];

@@ -1,7 +1,9 @@
 // A Merkle repair of a large object is cut into calls of bounded size, and records the position
-// only with its last write (a repair cut short is done again, never taken as done).
+// only with its last write (a repair cut short is done again, never taken as done). A round says
+// whether the primary had more than it took (the next round then comes at once).
 import { describe, expect, it } from 'vitest';
-import { repairObject, type FollowerPorts } from '../../../../src/core/replication/follower';
+import { followOnce, repairObject, type FollowerPorts } from '../../../../src/core/replication/follower';
+import type { WirePage } from '../../../../src/core/replication/stream';
 import { bucketOf, entryHash, MerkleIndex } from '../../../../src/core/replication/merkle';
 import { toBase64, utf8 } from '../../../../src/crypto/encoding';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -59,5 +61,33 @@ describe('repairObject', () => {
     } as unknown as FollowerPorts;
     await repairObject(ports, 'system', 5);
     expect(repairs).toEqual([5]);
+  });
+});
+
+describe('followOnce', () => {
+  /** A primary with one object whose log holds seq 1..recorded; a page gives at most `limit`. */
+  function primaryWith(recorded: number) {
+    let position = 0;
+    const page = (after: number, limit: number): WirePage => {
+      const entries = [];
+      for (let seq = after + 1; seq <= Math.min(recorded, after + limit); seq++) entries.push({ seq, batch: seq, key: `k${seq}`, value: toBase64(utf8(`v${seq}`)) });
+      return { entries, last: recorded, first: 0 };
+    };
+    const ports = {
+      position: async () => position,
+      pull: async (positions: Record<string, number>, limit: number) => ({ cluster_id: 'c', objects: ['system'], pages: { system: page(positions.system ?? 0, limit) }, now: 0 }),
+      apply: async (_o: string, p: WirePage) => (position = p.entries[p.entries.length - 1].seq),
+    } as unknown as FollowerPorts;
+    return ports;
+  }
+
+  it('asks again at once while a page stops short of the primary\'s last entry, not when it reached it', async () => {
+    const ports = primaryWith(25);
+    const first = await followOnce(ports, ['system'], 10);
+    expect({ applied: first.applied, more: first.more }).toEqual({ applied: 10, more: true });
+    expect((await followOnce(ports, ['system'], 10)).more).toBe(true);
+    const third = await followOnce(ports, ['system'], 10);
+    expect({ applied: third.applied, more: third.more, lastRemoteWal: third.lastRemoteWal }).toEqual({ applied: 5, more: false, lastRemoteWal: 25 });
+    expect(await followOnce(ports, ['system'], 10)).toMatchObject({ applied: 0, more: false });
   });
 });
