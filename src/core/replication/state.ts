@@ -200,7 +200,6 @@ const linkOf = (payload: ActivationPayload): PrimaryLink => ({
   credential: payload.credential,
 });
 
-/** The caller wipes the cluster's data when this succeeds (secondary/enable always clears it). */
 /** Refuses secondary/enable in a state that cannot take it (checked before the token is spent too). */
 export function canEnableSecondary(state: DrState): void {
   if (state.mode === 'primary') throw badRequest('this cluster is a DR primary; demote or disable it first');
@@ -209,6 +208,7 @@ export function canEnableSecondary(state: DrState): void {
   }
 }
 
+/** The caller wipes the cluster's data when this succeeds (secondary/enable always clears it). */
 export function enableSecondary(state: DrState, payload: ActivationPayload, ctx: Pick<DrContext, 'now'>): DrSecondary {
   canEnableSecondary(state);
   if (payload.expires < ctx.now) throw badRequest(EXPIRED);

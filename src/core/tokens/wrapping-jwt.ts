@@ -1,6 +1,6 @@
-// Response-wrapping tokens in JWT form (Vault's X-Vault-Wrap-Format: jwt, and its DR activation
-// tokens): an ES512 JWT whose `jti` is the wrapping token itself and whose `addr` says where to
-// unwrap it. The signing key is the cluster's (kept behind the barrier, so a promoted DR
+// Response-wrapping tokens in JWT form, as Vault hands out DR activation tokens (the form of its
+// X-Vault-Wrap-Format: jwt, a header Coffer does not take): an ES512 JWT whose `jti` is the
+// wrapping token itself and whose `addr` says where to unwrap it. The signing key is the cluster's (kept behind the barrier, so a promoted DR
 // secondary goes on signing with it); unwrap accepts the JWT only with a valid signature.
 
 import { decodeJwt, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
