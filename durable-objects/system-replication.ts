@@ -15,10 +15,10 @@ import { OPERATION_TOKEN_LENGTH } from '../src/core/barrier/seal-state';
 import { wrappingJwtAddress } from '../src/core/tokens/wrapping-jwt';
 import { randomBase62 } from '../src/crypto/random';
 import { constantTimeEqual } from '../src/crypto/timing';
-import { trimPoint, type ObjectName, type PullReply, type WirePage } from '../src/core/replication/stream';
+import { DEFAULT_TRIM, trimPoint, type ObjectName, type PullReply, type WirePage } from '../src/core/replication/stream';
 import type { ReplicaContract, ReplicaMerkle } from '../src/rpc/contracts';
 import type { DrServices } from '../src/sys/context';
-import { tokenShardCount, type Env } from '../src/rpc/env';
+import { intVar, tokenShardCount, type Env } from '../src/rpc/env';
 import { allTokenShards, auditStub, mountStub } from '../src/rpc/stubs';
 import { replicaValue, type ReplicaOps } from './replica-ops';
 import type { LocalState } from './replication-log';
@@ -163,7 +163,7 @@ export class SystemReplication implements DrServices {
     await Promise.all(
       Object.entries(pages).map(async ([name, page]) => {
         const reports = Object.values(all).map((r) => ({ position: r.positions[name] ?? 0, at: r.at }));
-        const upTo = trimPoint(reports, page.last, now);
+        const upTo = trimPoint(reports, page.last, now, { ...DEFAULT_TRIM, maxEntries: intVar(this.ports.env.DR_LOG_MAX_ENTRIES, DEFAULT_TRIM.maxEntries) });
         if (upTo <= page.first) return;
         const stub = this.#replica(name);
         if (stub) replicaValue(await stub.replicaTrim(upTo));

@@ -26,6 +26,8 @@ export interface Env extends Pkcs11SealVars, CloudSealVars {
   /** Root token id used by sys/init instead of a random one (the local launcher's dev option). */
   DEV_ROOT_TOKEN?: string;
   TOKEN_SHARDS?: string;
+  /** DR: entries an object's log keeps for a lagging secondary before trimming past it (default 200,000). */
+  DR_LOG_MAX_ENTRIES?: string;
   /** The Google Admin SDK's base URL for the JWT gsuite provider, when not the public one (tests: an emulator). */
   GOOGLE_ADMIN_API_URL?: string;
   /** Microsoft Graph's base URL for the JWT azure provider's fetch_groups, when not the public one (tests: an emulator). */

@@ -28,7 +28,7 @@ export interface DrPair {
 const ended = (server: Server): boolean => server.proc.exitCode !== null || server.proc.signalCode !== null;
 
 /** Stops a launcher that still runs. */
-async function halt(server: Server): Promise<void> {
+export async function halt(server: Server): Promise<void> {
   if (!ended(server)) await server.stop();
 }
 
@@ -38,14 +38,19 @@ async function launch(dataDir: string, env: Record<string, string> = {}): Promis
   return { url: server.url, rootToken: init.root_token, recoveryKeys: init.recovery_keys, dataDir, server };
 }
 
-/** Starts the primary, then the secondary on a copy of the primary's seal key. */
-export async function startDrPair(): Promise<DrPair> {
-  const primary = await launch(tempDir('coffer-dr-primary-'));
+/** Another launcher on a copy of `primary`'s seal key (a future secondary). */
+export async function launchSecondary(primary: Launched, name = 'secondary'): Promise<Launched> {
+  const dataDir = tempDir(`coffer-dr-${name}-`);
+  copyFileSync(path.join(primary.dataDir, 'seal.key'), path.join(dataDir, 'seal.key'));
+  return launch(dataDir);
+}
+
+/** Starts the primary (with `primaryEnv`), then the secondary on a copy of the primary's seal key. */
+export async function startDrPair(primaryEnv: Record<string, string> = {}): Promise<DrPair> {
+  const primary = await launch(tempDir('coffer-dr-primary-'), primaryEnv);
   let secondary: Launched;
   try {
-    const dataDir = tempDir('coffer-dr-secondary-');
-    copyFileSync(path.join(primary.dataDir, 'seal.key'), path.join(dataDir, 'seal.key'));
-    secondary = await launch(dataDir);
+    secondary = await launchSecondary(primary);
   } catch (e) {
     await halt(primary.server);
     throw e;
