@@ -7,10 +7,21 @@ import { generateSecondaryKeyPair } from '../../core/replication/activation';
 import { canEnableSecondary, secondaryOnly, updatePrimary } from '../../core/replication/state';
 import type { PathDef } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
+import type { FieldData } from '../../framework/fields';
 import type { SystemServices } from '../context';
+
+const OPERATION_TOKEN = { type: 'string' as const, description: 'A DR operation token.' };
 
 export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
   const dr = s.replication;
+  /**
+   * What promote, update-primary, reindex and disable need: a secondary (a primary is told so
+   * before its token is looked at, as Vault) and its DR operation token.
+   */
+  const authorised = async (f: FieldData): Promise<void> => {
+    secondaryOnly(await dr.state());
+    dr.checkOperationToken(f.get<string>('dr_operation_token'));
+  };
   return [
     {
       pattern: 'replication/dr/secondary/generate-public-key',
@@ -101,16 +112,14 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
     {
       pattern: 'replication/dr/secondary/promote',
       fields: {
-        dr_operation_token: { type: 'string', description: 'A DR operation token.' },
+        dr_operation_token: OPERATION_TOKEN,
         primary_cluster_addr: { type: 'string', description: 'The address this cluster gives its own secondaries.' },
         force: { type: 'bool', description: 'Promote even if the initial sync never completed.' },
       },
       summary: 'Promotes this DR secondary to primary.',
       operations: {
         update: async (_req, f) => {
-          // A primary is told it is not a secondary before its token is looked at (as Vault).
-          secondaryOnly(await dr.state());
-          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          await authorised(f);
           await dr.promote({ force: f.get<boolean>('force'), primaryClusterAddr: f.get<string>('primary_cluster_addr') });
           return { warnings: ['This cluster is now the DR primary: issue new activation tokens to the other secondaries.'] };
         },
@@ -119,7 +128,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
     {
       pattern: 'replication/dr/secondary/update-primary',
       fields: {
-        dr_operation_token: { type: 'string', description: 'A DR operation token.' },
+        dr_operation_token: OPERATION_TOKEN,
         token: { type: 'string', description: 'An activation token from the new primary (blank: forget the primary).' },
         primary_api_addr: { type: 'string', description: "The new primary's API address (needed with a response-wrapped token)." },
         ca_file: { type: 'string', description: 'Not supported.' },
@@ -129,8 +138,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: 'Follows another primary of the same cluster, without erasing data.',
       operations: {
         update: async (_req, f) => {
-          secondaryOnly(await dr.state());
-          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          await authorised(f);
           if (f.get<string[]>('update_primary_addrs').length > 0) throw badRequest('update_primary_addrs is not supported: give an activation token');
           if (f.get<string>('ca_file') || f.get<string>('ca_path')) throw badRequest('ca_file and ca_path are not supported');
           const token = f.get<string>('token').trim();
@@ -143,7 +151,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
     {
       pattern: 'replication/dr/secondary/reindex',
       fields: {
-        dr_operation_token: { type: 'string', description: 'A DR operation token.' },
+        dr_operation_token: OPERATION_TOKEN,
         diff: { type: 'bool', description: 'Accepted: Coffer always compares keys (entry hashes) in the buckets that differ.' },
         force: { type: 'bool', description: 'Accepted: every object is compared whole.' },
         skip_flush: { type: 'bool', description: 'Accepted: there is no separate flush stage.' },
@@ -151,8 +159,7 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
       summary: "Compares every object with the primary's by Merkle tree and repairs what differs.",
       operations: {
         update: async (_req, f) => {
-          secondaryOnly(await dr.state());
-          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          await authorised(f);
           await dr.reindex();
           return null;
         },
@@ -160,12 +167,11 @@ export function replicationSecondaryPaths(s: SystemServices): PathDef[] {
     },
     {
       pattern: 'replication/dr/secondary/disable',
-      fields: { dr_operation_token: { type: 'string', description: 'A DR operation token.' } },
+      fields: { dr_operation_token: OPERATION_TOKEN },
       summary: 'Stops following the primary; re-enabling changes the cluster id.',
       operations: {
         update: async (_req, f) => {
-          secondaryOnly(await dr.state());
-          dr.checkOperationToken(f.get<string>('dr_operation_token'));
+          await authorised(f);
           await dr.leaveSecondary();
           return null;
         },
