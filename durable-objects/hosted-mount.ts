@@ -7,7 +7,7 @@ import type { AuditBroker } from '../src/core/audit/broker';
 import { LeaseManager } from '../src/core/leases/mount-leases';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
 import type { Mutex } from '../src/core/mutex';
-import { matchesSpecialPath, WAL_PREFIX, type Backend, type EntityView, type LogicalResponse, type WireOperation } from '../src/framework/backend';
+import { matchesSpecialPath, WAL_PREFIX, type Backend, type EntityView, type GrantedMount, type LogicalResponse, type WireOperation } from '../src/framework/backend';
 import { CofferError, invalidToken } from '../src/framework/errors';
 import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
 import { AuditTrail } from '../src/pipeline/audit-trail';
@@ -64,6 +64,11 @@ export class HostedMount implements Host {
   /** The object's storage outside requests (timers, leases, identity lookups), and the engine's view of it. */
   readonly barrier: BarrierStorage;
   readonly engineStorage: Storage;
+  /** The engine's storage as served requests read it (staged writes included): what grants read. */
+  readonly requestStorage: Storage;
+  /** Physical prefixes whose writes leave grants current (Backend.offloadVolatile). */
+  readonly volatile: readonly string[];
+  readonly #builtin: boolean;
 
   /** `plugin`: the Backend of a catalog plugin's isolate (plugin-runtime.ts), for such a mount. */
   constructor(
@@ -85,6 +90,9 @@ export class HostedMount implements Host {
     };
     this.barrier = site.storage.barrier;
     this.engineStorage = new PrefixedStorage(this.barrier, LOGICAL_PREFIX);
+    this.requestStorage = new PrefixedStorage(site.storage.requestBarrier, LOGICAL_PREFIX);
+    this.volatile = (backend.offloadVolatile ?? []).map((prefix) => LOGICAL_PREFIX + prefix);
+    this.#builtin = !plugin;
     this.leases = new LeaseManager(site.storage.barrier, mountPoint, {
       secretType: (name) => backend.secretTypes?.[name],
       engineStorage: () => this.engineStorage,
@@ -149,6 +157,27 @@ export class HostedMount implements Host {
     }
     if (tokenData.size >= 10_000) tokenData.clear();
     tokenData.add(accessor);
+  }
+
+  /**
+   * Whether the Worker may run this request's handler (src/pipeline/offload.ts): a write on one of
+   * the backend's offloadPaths, not wrapped (the wrapping token is stored here). A plugin's
+   * handlers run in the plugin's own isolate.
+   */
+  offloads(wire: WireRequest, relPath: string): boolean {
+    return this.#builtin && wire.operation === 'write' && wire.wrapTTL === 0 && matchesSpecialPath(this.backend.offloadPaths, relPath);
+  }
+
+  grantedMount(): GrantedMount {
+    const { mount } = this;
+    return {
+      type: this.entry.type,
+      options: mount.mountOptions,
+      mountPoint: mount.mountPoint,
+      mountAccessor: mount.mountAccessor,
+      mountConfig: mount.mountConfig,
+      mountAllowedManagedKeys: mount.mountAllowedManagedKeys ?? [],
+    };
   }
 
   open(wire: WireRequest, relPath: string): Scope {

@@ -13,11 +13,12 @@ import { badRequest, drSecondaryError } from '../src/framework/errors';
 import { getJSON, putJSON } from '../src/framework/storage';
 import type { WireRequest } from '../src/pipeline/dispatch';
 import { errorReply, errorResult, type WireResult } from '../src/pipeline/result';
+import { GrantLedger, settleGrant, volatileRead, type GrantOutcome, type GrantReads, type GrantValues } from '../src/pipeline/offload';
 import { serve, type Route, type ServePorts } from '../src/pipeline/serve';
 import type { IdentityLoginReply, MountContract, RenewReply } from '../src/rpc/contracts';
 import type { Env } from '../src/rpc/env';
 import { systemStub } from '../src/rpc/stubs';
-import { HostedMount, TOKEN_DATA, type MountSite } from './hosted-mount';
+import { HostedMount, LOGICAL_PREFIX, TOKEN_DATA, type MountSite } from './hosted-mount';
 import * as leases from './mount-lease-calls';
 import type { LeaseCall } from './mount-lease-calls';
 import { mountSite, type MountParts } from './mount-site';
@@ -44,6 +45,8 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
   readonly #ports: ServePorts;
   /** This object's requests and logins since it started (sys/metrics gathers it). */
   readonly #metrics = new MetricsRegistry();
+  /** Handlers handed to the Worker: the state epoch and the grants not settled yet. */
+  readonly #grants = new GrantLedger(LOGICAL_PREFIX, () => this.#hosted?.volatile ?? []);
   #entry: MountEntry | null | undefined;
   #hosted: HostedMount | null = null;
   /** A plugin mount's isolate being loaded for this entry (plugin-runtime.ts). */
@@ -53,6 +56,7 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
     super(ctx, env);
     const storage = (this.#storage = new ObjectStorage(ctx, env));
     replicate(this, storage.physical);
+    storage.observeWrites((ops) => this.#grants.observe(ops));
     this.grouped = storage.grouped;
     this.#parts = mountSite(env, storage, this.writes, this.#metrics, {
       entry: () => this.#loadEntry(),
@@ -67,17 +71,43 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
       // No reply before what it wrote, or read from another request, is in SQLite: the output gate
       // then holds it until that is committed, as it would an ordinary write.
       settle: () => storage.grouped.durable(),
+      grants: this.#grants,
     };
+  }
+
+  /**
+   * Values a handed-off handler reads (src/pipeline/offload.ts), as requests here would read them;
+   * null when the grant is unknown or its state is no longer current.
+   */
+  async grantRead(id: string, reads: GrantReads): Promise<GrantValues | null> {
+    const hosted = this.#hosted;
+    if (following(this) || !hosted || !this.#grants.current(id) || volatileRead(hosted.backend.offloadVolatile ?? [], reads)) return null;
+    const values: GrantValues = { get: {}, list: {} };
+    for (const key of reads.get) values.get[key] = await hosted.requestStorage.get(key);
+    for (const folder of reads.list) values.list[folder] = await hosted.requestStorage.list(folder);
+    // A write may have become visible while they were read.
+    return this.#grants.current(id) ? values : null;
+  }
+
+  /** The Worker ran a granted handler: audit and answer it, or "stale" when its state changed. */
+  async settleGrant(id: string, outcome: GrantOutcome): Promise<WireResult> {
+    if (following(this)) return { kind: 'stale' };
+    const result = await settleGrant(this.#grants, id, outcome, () => this.#storage.grouped.durable());
+    this.#metrics.incr(result.kind === 'stale' ? 'coffer.offload.stale' : 'coffer.offload.settled', { mount: this.#hosted?.mount.mountPoint ?? '' });
+    return result;
   }
 
   /**
    * Serves one request. `prefix` and `revision` are what the Worker routed by: if the mount has
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
-  handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
+  async handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
     // A DR follower (a secondary's, or a demoted primary's) serves nothing, whatever routed here.
-    if (following(this)) return Promise.resolve(errorResult(drSecondaryError()));
-    return serve(this.#ports, { prefix, revision }, wire, token);
+    if (following(this)) return errorResult(drSecondaryError());
+    const result = await serve(this.#ports, { prefix, revision }, wire, token);
+    if (result.kind === 'grant') this.#metrics.incr('coffer.offload.granted', { mount: prefix });
+    else if (wire.resumes) this.#metrics.incr('coffer.offload.resumed', { mount: prefix });
+    return result;
   }
 
   #locate({ prefix, revision }: Route): HostedMount | WireResult | Promise<HostedMount | WireResult> {
@@ -167,6 +197,8 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
       const previous = await this.#loadEntry();
       await putJSON(this.#storage.barrier, ENTRY_KEY, entry);
       this.#entry = entry;
+      // Grants describe the mount (its path, settings): those issued before are stale.
+      this.#grants.bump();
       // A plugin is loaded by its first request or the alarm: a provision never fails on its file.
       const hosted = entry.plugin ? null : (this.#host(entry) as HostedMount);
       // A backend with timed work may have some to do under its new settings (kv tuned to v2: the upgrade).
@@ -203,6 +235,7 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
       this.grouped.flush();
       await this.ctx.storage.deleteAll();
       this.#storage.physical.createSchema();
+      this.#grants.forget();
       this.#entry = null;
       this.#hosted = null;
     });
@@ -210,6 +243,8 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
 
   /** Called when the cluster seals or the keyring rotates: forget keys, entry and token leases. */
   async dropKeys(): Promise<void> {
+    // No grant settles after this: what it read was opened with the keys being dropped.
+    this.#grants.forget();
     this.#storage.forgetKeys();
     this.#entry = undefined;
     this.#parts.validator.leases.clear();

@@ -3,6 +3,8 @@
 
 import { BarrierStorage } from '../src/core/barrier/barrier';
 import { GroupedWrites } from '../src/core/barrier/grouped-writes';
+import type { Physical } from '../src/core/barrier/physical';
+import type { StorageOp } from '../src/framework/storage';
 import { maxEntrySize, type Env } from '../src/rpc/env';
 import { systemStub } from '../src/rpc/stubs';
 import { RemoteKeyring } from './keyring-client';
@@ -17,14 +19,32 @@ export class ObjectStorage {
   readonly barrier: BarrierStorage;
   /** Storage for served requests (and new login tokens), whose replies wait for grouped.durable(). */
   readonly requestBarrier: BarrierStorage;
+  readonly #observers: Array<(ops: readonly StorageOp[]) => void> = [];
 
   constructor(ctx: DurableObjectState, env: Env) {
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.physical = new SqlPhysical(ctx.storage);
     // A flush that fails leaves memory ahead of storage: reset the object rather than serve it.
     this.grouped = new GroupedWrites(this.physical, (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
-    this.barrier = new BarrierStorage(this.grouped.immediate, this.keyring, maxEntrySize(env));
-    this.requestBarrier = new BarrierStorage(this.grouped.grouped, this.keyring, maxEntrySize(env));
+    this.barrier = new BarrierStorage(this.#observed(this.grouped.immediate), this.keyring, maxEntrySize(env));
+    this.requestBarrier = new BarrierStorage(this.#observed(this.grouped.grouped), this.keyring, maxEntrySize(env));
+  }
+
+  /** Calls `f` with every write through the barriers, in the same turn it becomes visible to reads. */
+  observeWrites(f: (ops: readonly StorageOp[]) => void): void {
+    this.#observers.push(f);
+  }
+
+  #observed(physical: Physical): Physical {
+    return {
+      get: (key) => physical.get(key),
+      list: (prefix) => physical.list(prefix),
+      scan: (prefix, after, limit) => physical.scan(prefix, after, limit),
+      apply: (ops) => {
+        physical.apply(ops);
+        for (const f of this.#observers) f(ops);
+      },
+    };
   }
 
   /** The cluster sealed or its keyring rotated: forget the keys and what was opened with them. */

@@ -223,6 +223,34 @@ export interface LogicalResponse {
   wrapTTL?: number;
   /** With wrapTTL: the wrapping token is handed out as a JWT naming this address (DR activation). */
   wrapJwtAddr?: string;
+  /**
+   * Set by a host instead of running the handler: the Worker runs it under this grant and settles
+   * it with the host (src/pipeline/offload.ts). Nothing else is set.
+   */
+  grant?: Grant;
+}
+
+/** What the Worker needs to run a handed-off handler (src/pipeline/offload.ts). */
+export interface Grant {
+  id: string;
+  /** The state the handler must read: the host object's run and its state epoch. */
+  incarnation: string;
+  epoch: number;
+  /** The operation the write resolved to, and whether the caller holds sudo on the path. */
+  operation: Operation;
+  sudo: boolean;
+  auth: AuthContext | null;
+  /** Sent when the Worker's stamp was not this one: what it builds the backend and requests from. */
+  mount?: GrantedMount;
+}
+
+export interface GrantedMount {
+  type: string;
+  options: Record<string, string>;
+  mountPoint: string;
+  mountAccessor: string;
+  mountConfig: MountConfigView;
+  mountAllowedManagedKeys: readonly string[];
 }
 
 /** Vault's wrap_info: the single-use token that unwraps a response, and what it was made from. */
@@ -288,6 +316,18 @@ export interface Backend {
    * the token and entity live elsewhere). The host runs them without waiting for other writes.
    */
   storageFreeWritePaths?: string[];
+  /**
+   * Mount-relative write paths (Vault globs) whose handler may run in the Worker instead of the
+   * mount's object, on the values its storage reads are confirmed to hold (src/pipeline/offload.ts):
+   * the crypto of a hot key then scales with the Worker's isolates. A handler that would write,
+   * list, issue a lease or reach the object's services there is finished in the object instead.
+   */
+  offloadPaths?: string[];
+  /**
+   * Storage folders handlers of offloadPaths never read (PKI's issued certificates): writes there
+   * leave granted state current. Offloaded handlers that read there are finished in the object.
+   */
+  offloadVolatile?: string[];
   /**
    * Decides, per request, that a write (or writing read) writes nothing but the lease the host
    * records for it (AWS STS credentials), so it may run beside the mount's write order instead of

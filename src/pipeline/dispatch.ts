@@ -7,11 +7,13 @@ import {
   type AuthContext,
   type Backend,
   type EntityView,
+  type Handler,
   type LogicalRequest,
   type LogicalResponse,
   type MountConfigView,
   type Operation,
   type WireOperation,
+  type PathDef,
   type WrapInfo,
 } from '../framework/backend';
 import { generateRsaPair, type RsaPair, type RsaPairSource } from '../crypto/rsa-keygen';
@@ -49,6 +51,13 @@ export interface WireRequest {
   policyOverride?: boolean;
   /** The governing policies evaluated for this request, set by the pipeline for its audit entries. */
   sentinel?: SentinelRecord[];
+  /**
+   * The Worker can run this request's handler under a grant (src/pipeline/offload.ts): the stamp of
+   * the mount state it holds ("" for none). Absent: the handler runs in the object.
+   */
+  grantStamp?: string;
+  /** The grant this request was handed off under, now finished in the object (its audit trail goes on). */
+  resumes?: string;
 }
 
 export interface PreparedRsaPair extends RsaPair {
@@ -158,6 +167,11 @@ export interface DispatchHooks {
   /** Told the operation the request resolved to (a write: create or update), for metrics. */
   resolved?: (operation: Operation) => void;
   /**
+   * Set when the host hands this request's handler to the Worker (src/pipeline/offload.ts): called
+   * once the request is authorised and its request entry recorded, instead of the handler.
+   */
+  handOff?: (req: LogicalRequest) => LogicalResponse;
+  /**
    * The host can have RSA key pairs made outside its object: a request whose path declares
    * pairs it was not given stops with RsaKeysNeeded (before it is audited or runs) and comes
    * back with them. Without this, the pairs are made in place.
@@ -192,6 +206,59 @@ export function wrappable(response: LogicalResponse): boolean {
   return Boolean(response.data || response.auth || response.leaseId || (response.warnings && response.warnings.length > 0));
 }
 
+/** The request's data: its body or query, with the values captured from the path. */
+export const requestData = (wire: WireRequest, params: Record<string, string>): Record<string, unknown> =>
+  Object.keys(params).length > 0 ? { ...wire.data, ...params } : wire.data;
+
+/** The request a handler sees (operation: the wire's, until resolved). */
+export function logicalRequest(
+  wire: WireRequest,
+  relPath: string,
+  mount: MountContext,
+  data: Record<string, unknown>,
+  storage: Transaction,
+  hooks: Pick<DispatchHooks, 'wakeAt' | 'entity' | 'putWAL'>,
+): LogicalRequest {
+  return {
+    id: wire.id,
+    operation: wire.operation === 'write' ? 'update' : (wire.operation as Operation),
+    path: relPath,
+    ...mount,
+    data,
+    storage,
+    auth: wire.auth,
+    clientIP: wire.clientIP,
+    headers: wire.headers,
+    clientToken: wire.clientToken,
+    rawBody: wire.rawBody,
+    wrapTTL: wire.wrapTTL,
+    colo: wire.colo,
+    wakeAt: hooks.wakeAt,
+    entity: hooks.entity,
+    putWAL: hooks.putWAL,
+  };
+}
+
+/** The handler, then what its host adds before the commit, the commit, and the unknown-field warning. */
+export async function runHandler(
+  def: PathDef,
+  handler: Handler,
+  req: LogicalRequest,
+  fields: FieldData,
+  params: Record<string, string>,
+  storage: Transaction,
+  beforeCommit: DispatchHooks['beforeCommit'],
+): Promise<LogicalResponse> {
+  const response = (await handler(req, fields)) ?? {};
+  if (beforeCommit) await beforeCommit(response, req);
+  await storage.commit();
+  const unknown = def.arbitraryData ? [] : fields.unknownFields().filter((k) => !(k in params));
+  if (unknown.length > 0 && !response.raw) {
+    response.warnings = [...(response.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`];
+  }
+  return response;
+}
+
 export async function dispatch(
   backend: Backend,
   wire: WireRequest,
@@ -211,25 +278,8 @@ export async function dispatch(
     return { raw: { status: 200, body: pathHelp(wire.path, backend.type, def) } };
   }
 
-  const data = Object.keys(params).length > 0 ? { ...wire.data, ...params } : wire.data;
-  const req: LogicalRequest = {
-    id: wire.id,
-    operation: wire.operation === 'write' ? 'update' : (wire.operation as Operation),
-    path: relPath,
-    ...mount,
-    data,
-    storage,
-    auth: wire.auth,
-    clientIP: wire.clientIP,
-    headers: wire.headers,
-    clientToken: wire.clientToken,
-    rawBody: wire.rawBody,
-    wrapTTL: wire.wrapTTL,
-    colo: wire.colo,
-    wakeAt: hooks.wakeAt,
-    entity: hooks.entity,
-    putWAL: hooks.putWAL,
-  };
+  const data = requestData(wire, params);
+  const req = logicalRequest(wire, relPath, mount, data, storage, hooks);
   const fields = new FieldData(def.fields ?? {}, data);
   // Field errors are reported after authorisation, so callers without access learn nothing.
   let fieldError: unknown = null;
@@ -260,7 +310,8 @@ export async function dispatch(
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);
   if (!handler) throw unsupportedOperation();
 
-  if (def.rsaKeysNeeded) {
+  // A handler handed off to the Worker gets its key pairs there.
+  if (def.rsaKeysNeeded && !hooks.handOff) {
     const prepared = wire.preparedRsaPairs ?? [];
     if (hooks.preparesRsaPairs) {
       const missing = missingPairs(await def.rsaKeysNeeded(req, fields), prepared);
@@ -270,14 +321,8 @@ export async function dispatch(
   }
 
   if (hooks.audit) await hooks.audit.request(req);
-  const response = (await handler(req, fields)) ?? {};
-  if (hooks.beforeCommit) await hooks.beforeCommit(response, req);
-  await storage.commit();
-
-  const unknown = def.arbitraryData ? [] : fields.unknownFields().filter((k) => !(k in params));
-  if (unknown.length > 0 && !response.raw) {
-    response.warnings = [...(response.warnings ?? []), `Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`];
-  }
+  if (hooks.handOff) return hooks.handOff(req);
+  const response = await runHandler(def, handler, req, fields, params, storage, hooks.beforeCommit);
   // A handler may require wrapping of its own (DR activation tokens); the client's TTL wins when given.
   const wrapTTL = wire.wrapTTL > 0 ? wire.wrapTTL : (response.wrapTTL ?? 0);
   if (wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = await hooks.wrap(response, wrapTTL === wire.wrapTTL ? wire : { ...wire, wrapTTL }, mount);

@@ -1,7 +1,7 @@
 // Results as they leave the pipeline and cross from a Durable Object back to the Worker. RPC does
 // not preserve error classes, so errors travel as data.
 
-import type { LogicalResponse } from '../framework/backend';
+import type { Grant, LogicalResponse } from '../framework/backend';
 import { asCofferError, CofferError, RsaKeysNeeded } from '../framework/errors';
 import { BarrierError } from '../core/barrier/barrier';
 
@@ -11,7 +11,11 @@ export type WireResult =
   /** The mount no longer lives here (disabled or moved): the Worker re-reads the routes. */
   | { kind: 'gone' }
   /** Make RSA key pairs of these sizes and send the request again with them (RsaKeysNeeded). */
-  | { kind: 'prepare'; rsaBits: number[] };
+  | { kind: 'prepare'; rsaBits: number[] }
+  /** Run the handler in the Worker under this grant, then settle it (src/pipeline/offload.ts). */
+  | { kind: 'grant'; grant: Grant }
+  /** The grant's state changed (or the grant ended) before it was settled: resume the request. */
+  | { kind: 'stale' };
 
 export function errorResult(error: unknown): WireResult {
   const e = asCofferError(error);

@@ -3,7 +3,7 @@
 // error mapping. The objects differ only in their ports: where the mount lives, how a token is
 // validated, the storage a request writes to and the order writes run in.
 
-import type { Backend, LogicalResponse } from '../framework/backend';
+import type { Backend, GrantedMount, LogicalResponse } from '../framework/backend';
 import type { Transaction } from '../framework/storage';
 import type { AclCache } from '../core/acl/cache';
 import type { MetricsRegistry } from '../core/metrics/registry';
@@ -12,6 +12,7 @@ import type { AuditTrail } from './audit-trail';
 import { authorizerFor } from './authorizer';
 import { callerFrom, type CallerPort } from './caller';
 import { dispatch, isUnauthenticatedPath, relativePath, type DispatchHooks, type MountContext, type WireRequest } from './dispatch';
+import type { GrantLedger } from './offload';
 import { errorResult, type WireResult } from './result';
 
 /** One request's hold on its host: opened once the caller is known and authorised. */
@@ -41,6 +42,10 @@ export interface Host {
   /** Runs once the caller is known, before authorisation (undefined: nothing to await). */
   admitted?(wire: WireRequest): Promise<void> | undefined;
   open(wire: WireRequest, relPath: string): Scope;
+  /** Whether this request's handler may be handed to the Worker (Backend.offloadPaths). */
+  offloads?(wire: WireRequest, relPath: string): boolean;
+  /** The mount as a grant describes it (asked when the Worker's state is not current). */
+  grantedMount?(): GrantedMount;
 }
 
 /** What the Worker routed a request by. */
@@ -62,6 +67,8 @@ export interface ServePorts {
   admit?(wire: WireRequest, run: () => Promise<WireResult>): Promise<WireResult>;
   /** Awaited before every reply: what the request wrote, or read from others, is durable. */
   settle?(): Promise<void>;
+  /** The host's grants, when it hands handlers to the Worker (src/pipeline/offload.ts). */
+  grants?: GrantLedger;
 }
 
 /** Serves one request; `token` is the raw client token ("" for none). */
@@ -69,8 +76,11 @@ export async function serve(ports: ServePorts, route: Route, wire: WireRequest, 
   const timer = new RequestTimer(ports.metrics, route.prefix, wire.operation);
   const result = await (ports.admit ? ports.admit(wire, () => run(ports, route, wire, token, timer)) : run(ports, route, wire, token, timer));
   if (ports.settle) await ports.settle();
-  // A request sent back (gone, prepare) comes again and is measured then.
-  if (result.kind === 'ok' || result.kind === 'error') timer.done();
+  // A request sent back (gone, prepare) comes again and is measured then; a granted one when settled.
+  if (result.kind === 'ok' || result.kind === 'error') {
+    timer.done();
+    if (wire.resumes) ports.grants?.done(wire.resumes);
+  } else if (result.kind === 'grant') timer.suspend();
   return result;
 }
 
@@ -80,7 +90,9 @@ async function run(ports: ServePorts, route: Route, wire: WireRequest, token: st
     const located = ports.locate(route, wire);
     const host = located instanceof Promise ? await located : located;
     if ('kind' in host) return host;
-    trail = host.trail(wire, token);
+    // A request resumed from a grant goes on with the audit trail its grant began.
+    const resumed = wire.resumes ? ports.grants?.pending(wire.resumes) : undefined;
+    trail = resumed ? resumed.trail : host.trail(wire, token);
     const early = host.preempt?.(wire, token, trail);
     if (early) {
       const response = await early;
@@ -97,9 +109,14 @@ async function run(ports: ServePorts, route: Route, wire: WireRequest, token: st
     const authorizer = await authorizerFor(host.acls, wire.auth, wire.wrapTTL);
     const scope = host.open(wire, relPath);
     const hooks: DispatchHooks = { ...scope.hooks, audit: trail?.hooks, resolved: timer.resolved };
+    const ledger = ports.grants;
+    if (ledger && wire.grantStamp !== undefined && !wire.resumes && host.offloads?.(wire, relPath)) {
+      const granted = trail;
+      hooks.handOff = (req) => ({ grant: ledger.issue(granted, timer, req, wire.grantStamp === ledger.stamp ? undefined : host.grantedMount?.()) });
+    }
     try {
       const response = await scope.order(() => dispatch(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks));
-      return { kind: 'ok', response };
+      return response.grant ? { kind: 'grant', grant: response.grant } : { kind: 'ok', response };
     } finally {
       const after = scope.after?.();
       if (after) await after;

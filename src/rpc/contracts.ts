@@ -23,6 +23,7 @@ import type { ReplicaMerkle, WirePage } from '../core/replication/stream';
 export type { ReplicaMerkle } from '../core/replication/stream';
 import type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView } from '../core/identity/types';
 import type { AuthContext, RenewLimits } from '../framework/backend';
+import type { GrantOutcome, GrantReads, GrantValues } from '../pipeline/offload';
 import type { TokenMountConfig } from '../auth/token/ops';
 import type { ManagedKeyRef } from '../managed-keys/resolve';
 import type { ManagedKeyEntry } from '../managed-keys/types';
@@ -90,6 +91,10 @@ export interface IdentityEndpoint {
 
 export interface MountContract extends Notified, IdentityEndpoint, ReplicaContract {
   handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult>;
+  /** A handed-off handler's storage reads (src/pipeline/offload.ts); null: finish the request here. */
+  grantRead(id: string, reads: GrantReads): Promise<GrantValues | null>;
+  /** A handed-off handler's outcome, audited and answered; `stale`: finish the request here. */
+  settleGrant(id: string, outcome: GrantOutcome): Promise<WireResult>;
   provision(entry: MountEntry): Promise<void>;
   revokeAllLeases(): Promise<string | null>;
   destroy(): Promise<void>;

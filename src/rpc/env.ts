@@ -65,6 +65,8 @@ export interface Env extends Pkcs11SealVars, CloudSealVars {
   MAX_ENTRY_SIZE?: string;
   /** Estimated CPU one transit batch request may take (ms, default 10000). */
   TRANSIT_BATCH_CPU_BUDGET_MS?: string;
+  /** "0" keeps every handler in its mount's object (no handing off to the Worker: src/pipeline/offload.ts). */
+  OFFLOAD_HANDLERS?: string;
   MAX_JSON_DEPTH?: string;
   MAX_JSON_OBJECT_ENTRIES?: string;
   MAX_JSON_ARRAY_ELEMENTS?: string;

@@ -22,6 +22,7 @@ import { INVALID_WRAPPING_TOKEN } from '../sys/paths/wrapping';
 import { isJwt } from '../core/tokens/wrapping-jwt';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
+import { forgetGrantedState, grantStamp, runGrant } from './grants';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
 
 const TOKEN_MOUNT = 'auth/token/';
@@ -68,7 +69,11 @@ const shardOf = (env: Env, token: string) => tokenShardStub(env, shardFor(token,
 
 function resultToHttp(result: WireResult, ctx: EnvelopeContext): Response {
   if (result.kind === 'ok') return logicalToHttp(result.response, ctx);
-  if (result.kind === 'error') return errorResponse(result.status, result.errors, result.extra);
+  if (result.kind === 'error') {
+    // Sealed: nothing read under the keys may stay in this isolate.
+    if (result.status === 503) forgetGrantedState();
+    return errorResponse(result.status, result.errors, result.extra);
+  }
   throw new Error('mount disappeared while routing');
 }
 
@@ -174,6 +179,8 @@ const MAX_PREPARE_ROUNDS = 3;
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   let refreshed = false;
   const prepared: PreparedRsaPair[] = [];
+  // A grant whose handler must be finished in the object (src/pipeline/offload.ts).
+  let resumes: string | undefined;
   for (let round = 0; round <= MAX_PREPARE_ROUNDS; ) {
     const route = findRoute(await routes(env, refreshed), p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
@@ -181,7 +188,17 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
     ctx.allowedResponseHeaders = route.allowedResponseHeaders;
     const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));
     if (prepared.length > 0) wire.preparedRsaPairs = prepared;
-    const result = await mountStub(env, route.uuid).handle(route.prefix, route.revision, wire, p.token);
+    if (resumes) wire.resumes = resumes;
+    else {
+      const stamp = grantStamp(env, route.uuid, p.path);
+      if (stamp !== undefined) wire.grantStamp = stamp;
+    }
+    const stub = mountStub(env, route.uuid);
+    let result: WireResult = await stub.handle(route.prefix, route.revision, wire, p.token);
+    if (result.kind === 'grant') {
+      const grant = result.grant;
+      result = (await runGrant(env, stub, route.uuid, wire, grant)) ?? (await stub.handle(route.prefix, route.revision, { ...wire, grantStamp: undefined, resumes: (resumes = grant.id) }, p.token));
+    }
     if (result.kind === 'prepare') {
       // RSA pairs are made here, in the stateless Worker, so the mount's object (which serialises
       // the mount) is not held while they are made; it runs the request once they are given.
@@ -213,6 +230,7 @@ export async function handleV1(request: Request, env: Env): Promise<Response> {
     if (p.path.startsWith(TOKEN_MOUNT) || p.path === 'auth/token') return await handleTokenMount(env, p, ctx);
     return await handleMount(env, p, ctx);
   } catch (e) {
+    if (e instanceof CofferError && e.status === 503) forgetGrantedState();
     if (e instanceof CofferError) return errorResponse(e.status, e.errors, e.extra);
     console.error('unhandled error', e);
     return errorResponse(500, [e instanceof Error ? e.message : String(e)]);

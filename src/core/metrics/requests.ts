@@ -23,7 +23,9 @@ function routeName(operation: string, mountPoint: string): string {
 
 export class RequestTimer {
   private operation: string;
-  private readonly started = Date.now();
+  private started = Date.now();
+  /** Time already spent before a suspension (a handler handed to the Worker runs outside it). */
+  private spent = 0;
   /** Set when the request turns out to be a login (an unauthenticated path of an auth method). */
   login = false;
 
@@ -40,8 +42,17 @@ export class RequestTimer {
     this.operation = operation;
   };
 
+  /** The request leaves the object for a while (src/pipeline/offload.ts): that time is not its own. */
+  suspend(): void {
+    this.spent += Date.now() - this.started;
+  }
+
+  resume(): void {
+    this.started = Date.now();
+  }
+
   done(): void {
-    const ms = Date.now() - this.started;
+    const ms = this.spent + Date.now() - this.started;
     this.metrics.sample(this.login ? 'vault.core.handle_login_request' : 'vault.core.handle_request', ms);
     this.metrics.sample(routeName(this.operation, this.mountPoint), ms);
   }

@@ -90,6 +90,11 @@ export function pkiBackend(settings: PkiSettings = {}): Backend {
     ],
     // CRL reads first rebuild a CRL a revocation left stale.
     writingReadPaths: ['crl', 'crl/*', 'cert/crl*', 'cert/delta-crl*', 'cert/unified-crl*', 'cert/unified-delta-crl*', 'unified-crl', 'unified-crl/*', 'issuer/+/crl*', 'issuer/+/unified-crl*'],
+    // Key generation and signing run in the Worker under the role and issuer the mount's object
+    // confirms; a role that stores its certificates (or leases them) is finished in the object.
+    offloadPaths: ['issue/*', 'issuer/+/issue/*', 'sign/*', 'issuer/+/sign/*'],
+    // Issued and revoked certificates, CRLs and tidy state: issuing reads none of them.
+    offloadVolatile: ['certs/', 'revoked/', 'crls/', 'tidy/'],
     secretTypes: { pki: pkiSecretType },
     periodic: (storage, now, mount) => pkiPeriodic(storage, now, backgroundKeyAccess(managedKeys, mount?.mountAllowedManagedKeys)),
     unauthenticatedPaths: PKI_UNAUTHENTICATED_PATHS,

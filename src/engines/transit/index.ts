@@ -46,6 +46,9 @@ export function transitBackend(_options: Record<string, string> | null = null, s
     // Writes that only compute: they run beside the mount's other requests, not in turn with them,
     // so a long batch does not hold up the rest (encrypt is not here: it may create its key).
     storageFreeWritePaths: ['decrypt/*', 'rewrap/*', 'datakey/*', 'sign/*', 'verify/*', 'hmac/*', 'hash', 'hash/*', 'random', 'random/*'],
+    // The crypto of a hot key runs in the Worker, on the key as the mount's object confirms it
+    // (an encrypt that creates its key is finished in the object).
+    offloadPaths: ['encrypt/*', 'decrypt/*', 'rewrap/*', 'datakey/*', 'sign/*', 'verify/*', 'hmac/*'],
     periodic: rotateDue,
   };
 }

@@ -1,0 +1,134 @@
+// The Worker's half of handing handlers off (src/pipeline/offload.ts). Per mount, this isolate
+// keeps the state it last ran a grant under: the backend built for the mount, and the storage
+// values read under that state's stamp (the object's incarnation and epoch), so that a hot key's
+// requests read nothing from the object once its values are here. A grant under another stamp
+// starts a new state; values are never carried from one stamp to the next.
+//
+// Plaintext values live only in this isolate's memory: a state unused for STATE_IDLE_MS is
+// dropped when next looked at, and every state is dropped when any object answers "sealed".
+
+import { transitBatchBudgetMs, type Env } from '../rpc/env';
+import type { mountStub } from '../rpc/stubs';
+import type { Backend, Grant, GrantedMount } from '../framework/backend';
+import type { MountHost } from '../registry';
+import { backendType } from '../registry';
+import type { MountContext, WireRequest } from '../pipeline/dispatch';
+import { failedOutcome, grantedContext, GrantedStorage, GrantStale, NeedsObject, runGranted, type GrantedReads, type GrantOutcome } from '../pipeline/offload';
+import type { WireResult } from '../pipeline/result';
+
+/** A mount's state unused for this long is forgotten (with the plaintext values it holds). */
+const STATE_IDLE_MS = 60_000;
+/** How long a path whose handler needed the object goes there directly (then it is tried here again). */
+const IN_OBJECT_MS = 1_000;
+/** Values kept per mount state at most (a mount with many hot keys starts over past it). */
+const MAX_VALUES = 4_096;
+
+interface MountState {
+  stamp: string;
+  incarnation: string;
+  epoch: number;
+  described: GrantedMount;
+  mount: MountContext;
+  backend: Backend;
+  volatile: readonly string[];
+  reads: GrantedReads;
+  /**
+   * Request paths whose handler needed the object lately (a PKI role that stores, an encrypt that
+   * created its key), until when they are sent there directly instead of being handed off again.
+   */
+  inObject: Map<string, number>;
+  usedAt: number;
+}
+
+const states = new Map<string, MountState>();
+
+const needsObject = (what: string) => async (): Promise<never> => {
+  throw new NeedsObject(what);
+};
+
+/** What a backend built here may reach: nothing of the object's (those handlers finish there). */
+const workerHost = (env: Env): MountHost => ({
+  authMounts: { byAccessor: needsObject('the auth mount directory') },
+  transitBatchBudgetMs: transitBatchBudgetMs(env),
+  managedKeys: { resolve: needsObject('a managed key') },
+});
+
+/**
+ * The stamp of the state this isolate holds for a mount, for WireRequest.grantStamp ("" for none);
+ * undefined when handlers are not handed off (OFFLOAD_HANDLERS=0).
+ */
+export function grantStamp(env: Env, uuid: string, path: string): string | undefined {
+  if (env.OFFLOAD_HANDLERS === '0') return undefined;
+  const state = states.get(uuid);
+  if (!state) return '';
+  if (Date.now() - state.usedAt > STATE_IDLE_MS) {
+    states.delete(uuid);
+    return '';
+  }
+  const until = state.inObject.get(path);
+  if (until !== undefined) {
+    if (Date.now() < until) return undefined;
+    state.inObject.delete(path);
+  }
+  return state.stamp;
+}
+
+/** An object answered "sealed": no state read before may be kept. */
+export function forgetGrantedState(): void {
+  states.clear();
+}
+
+const sameMount = (a: GrantedMount, b: GrantedMount): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** The state to run `grant` under; null when this isolate cannot (the request resumes in the object). */
+function stateFor(env: Env, uuid: string, grant: Grant): MountState | null {
+  const current = states.get(uuid);
+  if (current && current.incarnation === grant.incarnation && current.epoch === grant.epoch) {
+    if (current.reads.values.size + current.reads.lists.size >= MAX_VALUES) current.reads = { values: new Map(), lists: new Map() };
+    if (current.inObject.size >= MAX_VALUES) current.inObject.clear();
+    return current;
+  }
+  // Another request of this isolate moved the state on after this one left: it has no description.
+  if (!grant.mount) return null;
+  const type = backendType(grant.mount.type);
+  if (!type?.create) return null;
+  const backend = current && sameMount(current.described, grant.mount) ? current.backend : type.create(grant.mount.options, workerHost(env));
+  const state: MountState = {
+    stamp: `${grant.incarnation}:${grant.epoch}`,
+    incarnation: grant.incarnation,
+    epoch: grant.epoch,
+    described: grant.mount,
+    mount: grantedContext(grant.mount),
+    backend,
+    volatile: backend.offloadVolatile ?? [],
+    reads: { values: new Map(), lists: new Map() },
+    inObject: new Map(),
+    usedAt: Date.now(),
+  };
+  // An older grant (one that waited) does not replace a newer state of the same object run.
+  if (!current || current.incarnation !== grant.incarnation || current.epoch < grant.epoch) states.set(uuid, state);
+  return state;
+}
+
+type MountStub = ReturnType<typeof mountStub>;
+
+/**
+ * Runs a request's handler here under `grant` and settles it with the object. Null when the
+ * request must be finished in the object instead (WireRequest.resumes).
+ */
+export async function runGrant(env: Env, stub: MountStub, uuid: string, wire: WireRequest, grant: Grant): Promise<WireResult | null> {
+  const state = stateFor(env, uuid, grant);
+  if (!state) return null;
+  state.usedAt = Date.now();
+  const storage = new GrantedStorage(state.reads, state.volatile, (reads) => stub.grantRead(grant.id, reads));
+  let outcome: GrantOutcome;
+  try {
+    outcome = { response: await runGranted(state.backend, wire, state.mount, grant, storage) };
+  } catch (e) {
+    if (e instanceof NeedsObject) state.inObject.set(wire.path, Date.now() + IN_OBJECT_MS);
+    if (e instanceof NeedsObject || e instanceof GrantStale) return null;
+    outcome = failedOutcome(e);
+  }
+  const settled = await stub.settleGrant(grant.id, outcome);
+  return settled.kind === 'stale' ? null : settled;
+}
