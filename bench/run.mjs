@@ -11,6 +11,11 @@
 // and for durable storage: an upper bound of its CPU, and 1000 / obj ms a lower bound of what one
 // object serves per second in production, where each object is one thread.
 //
+// Scenarios whose handler Coffer hands off to the Worker (src/pipeline/offload.ts; `offloaded`)
+// are measured a second time on a launcher with OFFLOAD_HANDLERS=0, where the handler runs in the
+// object: the two obj ms give the owning object's share of a hot request before and after, and
+// the scale model below (a hot key's ceiling as isolates are added) is printed from them.
+//
 // BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
 // BENCH_ONLY=<text>[|<text>…] runs only the scenarios whose name contains one of them (baselines always run).
 
@@ -75,6 +80,35 @@ async function objectTime(url, token, opts) {
   return best && best.n >= SERIAL_REQUESTS * 0.9 ? { route: best.route, ms: +best.ms.toFixed(3) } : null;
 }
 
+/** Isolate counts the scale model is printed for. */
+const ISOLATES = [1, 4, 16, 64];
+
+/**
+ * For each offloaded scenario measured both ways: the owning object's time per request with the
+ * handler in the object and handed off, how much higher the owner's ceiling (1000 / obj ms) is,
+ * and a hot key's req/s with n isolates running handlers, min(owner's ceiling, n × this run's
+ * req/s). This run's req/s is the whole request (Worker, object, crypto) on one workerd thread,
+ * so it understates one isolate; the owner's ceiling assumes the object is its only load.
+ */
+function scaleModel(results) {
+  const rows = [];
+  for (const twin of results.filter((r) => r.twinOf)) {
+    const offloaded = results.find((r) => r.scenario === twin.twinOf);
+    if (!offloaded?.object || !twin.object) continue;
+    const ceiling = 1000 / offloaded.object.ms;
+    rows.push({
+      scenario: offloaded.scenario,
+      in_object_ms: twin.object.ms,
+      offloaded_ms: offloaded.object.ms,
+      owner_factor: +(twin.object.ms / offloaded.object.ms).toFixed(1),
+      in_object_ceiling: Math.round(1000 / twin.object.ms),
+      offloaded_ceiling: Math.round(ceiling),
+      rps_by_isolates: ISOLATES.map((n) => Math.round(Math.min(ceiling, n * offloaded.rps))),
+    });
+  }
+  return rows;
+}
+
 const PAIRED_ROUNDS = 3;
 
 /** The median over alternating rounds of throughput(scenario) ÷ throughput(reference). */
@@ -102,6 +136,15 @@ async function main() {
     const baseline = await startProcess('bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
     servers.push(baseline.proc);
     const token = JSON.parse(readFileSync(path.join(work, 'coffer/init.json'), 'utf8')).root_token;
+    const only = process.env.BENCH_ONLY?.split('|').filter(Boolean) ?? [];
+    const selected = SCENARIOS.filter((sc) => only.length === 0 || only.some((o) => sc.name.includes(o)));
+    // The same server with every handler in its object, for the offloaded scenarios' comparison.
+    let inObject = null;
+    if (selected.some((sc) => sc.offloaded)) {
+      const started = await startProcess('scripts/start.mjs', { PORT: '0', COFFER_DATA_DIR: path.join(work, 'in-object'), COFFER_LOG_LEVEL: 'warn', OFFLOAD_HANDLERS: '0' }, /Coffer is listening on (\S+)/);
+      servers.push(started.proc);
+      inObject = { url: started.url, token: JSON.parse(readFileSync(path.join(work, 'in-object/init.json'), 'utf8')).root_token };
+    }
 
     // Baselines run before and after Coffer's scenarios and are averaged: this machine drifts by
     // several percent within a run, and a ratio is only as good as its denominator.
@@ -113,8 +156,7 @@ async function main() {
     const before = await measureBaselines();
     const results = [];
     const requests = new Map();
-    const only = process.env.BENCH_ONLY?.split("|").filter(Boolean) ?? [];
-    for (const s of SCENARIOS.filter((sc) => only.length === 0 || only.some((o) => sc.name.includes(o)))) {
+    for (const s of selected) {
       const context = s.setup ? await s.setup(coffer.url, token, { dataDir: path.join(work, 'coffer') }) : undefined;
       requests.set(s.name, s.request(coffer.url, token, context));
       const result = { ...(await measure(s.name, requests.get(s.name))), kind: s.kind, target: s.target ?? null, minRps: s.minRps ?? null, relativeTo: s.relativeTo ?? null };
@@ -128,6 +170,13 @@ async function main() {
       if (s.relativeTo?.paired === false && reference) result.ratio_vs_scenario = +(result.rps / reference.rps).toFixed(3);
       else if (s.relativeTo && requests.has(s.relativeTo.scenario)) result.ratio_vs_scenario = await pairedRatio(requests.get(s.name), requests.get(s.relativeTo.scenario));
       results.push(result);
+      if (s.offloaded && inObject) {
+        const context = s.setup ? await s.setup(inObject.url, inObject.token, { dataDir: path.join(work, 'in-object') }) : undefined;
+        const request = s.request(inObject.url, inObject.token, context);
+        const twin = { ...(await measure(`${s.name} [in object]`, request)), kind: s.kind, target: null, minRps: null, relativeTo: null, twinOf: s.name };
+        twin.object = await objectTime(inObject.url, inObject.token, request);
+        results.push(twin);
+      }
     }
     const after = await measureBaselines();
     const mean = (a, b) => ({
@@ -158,6 +207,14 @@ async function main() {
       if (r.minRps != null) verdicts.push(`≥ ${r.minRps} req/s ${r.rps >= r.minRps ? 'met' : 'MISSED'}`);
       console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.object?.ms ?? '', 8)}${verdicts.join('; ')}`);
     }
+    const model = scaleModel(results);
+    if (model.length > 0) {
+      console.log(`\nScale model of a hot key (req/s): min(owner's ceiling, isolates × one isolate's req/s); owner's ceiling = 1000 / obj ms, one isolate's req/s = this run's req/s (the whole request on one thread).`);
+      console.log(`${pad('scenario', 40)}${pad('obj ms in object → offloaded', 30)}${pad('owner ceiling ×', 17)}${ISOLATES.map((n) => pad(`${n} isol.`, 10)).join('')}`);
+      for (const m of model) {
+        console.log(`${pad(m.scenario, 40)}${pad(`${m.in_object_ms} → ${m.offloaded_ms}`, 30)}${pad(m.owner_factor, 17)}${m.rps_by_isolates.map((r) => pad(r, 10)).join('')}`);
+      }
+    }
     mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
     const out = {
       date: new Date().toISOString(),
@@ -170,6 +227,7 @@ async function main() {
         object_ms: object?.ms ?? null, object_route: object?.route ?? null, target: target ?? null, min_rps: minRps ?? null, ...(runs_rps ? { runs_rps } : {}),
         ...(relativeTo ? { relative_to: relativeTo.scenario, ratio_vs_scenario: ratio_vs_scenario ?? null, relative_target: relativeTo.min } : {}),
       })),
+      scale_model: { isolates: ISOLATES, rows: model },
     };
     writeFileSync(path.join(ROOT, 'bench/results/latest.json'), JSON.stringify(out, null, 2) + '\n');
     console.log('\nWrote bench/results/latest.json');

@@ -106,7 +106,11 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
     if (following(this)) return errorResult(drSecondaryError());
     const result = await serve(this.#ports, { prefix, revision }, wire, token);
     if (result.kind === 'grant') this.#metrics.incr('coffer.offload.granted', { mount: prefix });
-    else if (wire.resumes) this.#metrics.incr('coffer.offload.resumed', { mount: prefix });
+    else if (wire.resumes && (result.kind === 'ok' || result.kind === 'error')) {
+      this.#metrics.incr('coffer.offload.resumed', { mount: prefix });
+      // What it wrote (an encrypt that made its key) may end the Worker's reason to send it here.
+      result.stamp = this.#grants.stamp;
+    }
     return result;
   }
 

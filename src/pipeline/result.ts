@@ -1,13 +1,14 @@
 // Results as they leave the pipeline and cross from a Durable Object back to the Worker. RPC does
-// not preserve error classes, so errors travel as data.
+// not preserve error classes, so errors travel as data. `stamp`: on a request resumed from a grant,
+// the object's grant stamp after it (src/pipeline/offload.ts), so the Worker learns of its change.
 
 import type { Grant, LogicalResponse } from '../framework/backend';
 import { asCofferError, CofferError, RsaKeysNeeded } from '../framework/errors';
 import { BarrierError } from '../core/barrier/barrier';
 
 export type WireResult =
-  | { kind: 'ok'; response: LogicalResponse }
-  | { kind: 'error'; status: number; errors: string[]; extra?: Record<string, unknown> }
+  | { kind: 'ok'; response: LogicalResponse; stamp?: string }
+  | { kind: 'error'; status: number; errors: string[]; extra?: Record<string, unknown>; stamp?: string }
   /** The mount no longer lives here (disabled or moved): the Worker re-reads the routes. */
   | { kind: 'gone' }
   /** Make RSA key pairs of these sizes and send the request again with them (RsaKeysNeeded). */

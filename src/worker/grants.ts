@@ -19,7 +19,7 @@ import type { WireResult } from '../pipeline/result';
 /** A mount's state unused for this long is forgotten (with the plaintext values it holds). */
 const STATE_IDLE_MS = 60_000;
 /** How long a path whose handler needed the object goes there directly (then it is tried here again). */
-const IN_OBJECT_MS = 1_000;
+const IN_OBJECT_MS = 5_000;
 /** Values kept per mount state at most (a mount with many hot keys starts over past it). */
 const MAX_VALUES = 4_096;
 
@@ -71,6 +71,14 @@ export function grantStamp(env: Env, uuid: string, path: string): string | undef
     state.inObject.delete(path);
   }
   return state.stamp;
+}
+
+/**
+ * A request resumed in the object came back with the object's stamp: a state other than it is
+ * over (its paths sent to the object included), and the next request is granted afresh.
+ */
+export function resumedAt(uuid: string, stamp: string | undefined): void {
+  if (stamp !== undefined && states.get(uuid)?.stamp !== stamp) states.delete(uuid);
 }
 
 /** An object answered "sealed": no state read before may be kept. */

@@ -22,7 +22,7 @@ import { INVALID_WRAPPING_TOKEN } from '../sys/paths/wrapping';
 import { isJwt } from '../core/tokens/wrapping-jwt';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
-import { forgetGrantedState, grantStamp, runGrant } from './grants';
+import { forgetGrantedState, grantStamp, resumedAt, runGrant } from './grants';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
 
 const TOKEN_MOUNT = 'auth/token/';
@@ -199,6 +199,7 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
       const grant = result.grant;
       result = (await runGrant(env, stub, route.uuid, wire, grant)) ?? (await stub.handle(route.prefix, route.revision, { ...wire, grantStamp: undefined, resumes: (resumes = grant.id) }, p.token));
     }
+    if (resumes && (result.kind === 'ok' || result.kind === 'error')) resumedAt(route.uuid, result.stamp);
     if (result.kind === 'prepare') {
       // RSA pairs are made here, in the stateless Worker, so the mount's object (which serialises
       // the mount) is not held while they are made; it runs the request once they are given.
