@@ -180,13 +180,15 @@ export class HostedMount implements Host {
     };
   }
 
-  open(wire: WireRequest, relPath: string): Scope {
+  open(wire: WireRequest, relPath: string, handsOff: boolean): Scope {
     const { backend, mount } = this;
     const site = this.#site;
     const auth = wire.auth;
     // Requests that declare they never write run beside the mount's writes instead of in turn:
-    // reads (unless listed in writingReadPaths) and the backend's storage-free writes.
+    // reads (unless listed in writingReadPaths), the backend's storage-free writes, and requests
+    // whose handler goes to the Worker (a grant is current until a write becomes visible).
     const readOnly =
+      handsOff ||
       (readsOnly(wire.operation) && !matchesSpecialPath(backend.writingReadPaths, relPath)) ||
       (wire.operation === 'write' && matchesSpecialPath(backend.storageFreeWritePaths, relPath));
     let tx: StorageTransaction | undefined;

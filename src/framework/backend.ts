@@ -240,6 +240,8 @@ export interface Grant {
   operation: Operation;
   sudo: boolean;
   auth: AuthContext | null;
+  /** An audit device recorded the request: the settlement must carry the response for its entry. */
+  audited: boolean;
   /** Sent when the Worker's stamp was not this one: what it builds the backend and requests from. */
   mount?: GrantedMount;
 }
@@ -394,15 +396,37 @@ interface CompiledPath {
   re: RegExp;
 }
 
-const compiled = new WeakMap<Backend, CompiledPath[]>();
+/**
+ * A backend's patterns by their literal first segment ("issue" for `issue/(?<role>...)`), each
+ * bucket with the patterns whose first segment is not a plain literal, in declaration order: a
+ * path is tried only against the patterns that can match its first segment (PKI has ~80).
+ */
+interface CompiledPaths {
+  byFirst: Map<string, CompiledPath[]>;
+  other: CompiledPath[];
+}
+
+const compiled = new WeakMap<Backend, CompiledPaths>();
+
+const LITERAL_SEGMENT = /^[\w-]+$/;
+
+function compilePaths(backend: Backend): CompiledPaths {
+  const all = backend.paths.map((def) => ({ def, re: new RegExp(`^(?:${def.pattern})$`), first: def.pattern.split('/')[0] }));
+  // A top-level alternative (`a/x|b/y`) can match another first segment: such patterns go everywhere.
+  const literal = (first: string) => LITERAL_SEGMENT.test(first);
+  for (const p of all) if (p.def.pattern.includes('|')) p.first = '';
+  const other = all.filter((p) => !literal(p.first));
+  const byFirst = new Map<string, CompiledPath[]>();
+  for (const first of new Set(all.map((p) => p.first).filter(literal))) byFirst.set(first, all.filter((p) => p.first === first || !literal(p.first)));
+  return { byFirst, other };
+}
 
 /** Finds the first path definition matching `path`, with its named captures. */
 export function matchPath(backend: Backend, path: string): { def: PathDef; params: Record<string, string> } | null {
-  let list = compiled.get(backend);
-  if (!list) {
-    list = backend.paths.map((def) => ({ def, re: new RegExp(`^(?:${def.pattern})$`) }));
-    compiled.set(backend, list);
-  }
+  let paths = compiled.get(backend);
+  if (!paths) compiled.set(backend, (paths = compilePaths(backend)));
+  const slash = path.indexOf('/');
+  const list = paths.byFirst.get(slash < 0 ? path : path.slice(0, slash)) ?? paths.other;
   for (const { def, re } of list) {
     const m = re.exec(path);
     if (m) {

@@ -114,6 +114,11 @@ export class AuditTrail {
     };
   }
 
+  /** Whether the request entry went to a device (so a response entry is due). */
+  get recording(): boolean {
+    return this.state === 'requested' && this.devices !== undefined && this.devices.length > 0;
+  }
+
   /** Logs the request entry before the handler runs; throws to refuse the request. */
   async request(req?: Pick<LogicalRequest, 'operation'>, error?: unknown): Promise<void> {
     if (this.state !== 'new') return;

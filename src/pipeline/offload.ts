@@ -100,7 +100,8 @@ export class GrantLedger {
     }
     const id = crypto.randomUUID();
     this.#pending.set(id, { epoch: this.#epoch, trail, timer, at: now });
-    const grant: Grant = { id, incarnation: this.incarnation, epoch: this.#epoch, operation: req.operation, sudo: req.sudo === true, auth: req.auth };
+    const audited = trail?.recording === true;
+    const grant: Grant = { id, incarnation: this.incarnation, epoch: this.#epoch, operation: req.operation, sudo: req.sudo === true, auth: req.auth, audited };
     if (mount) grant.mount = mount;
     return grant;
   }
@@ -122,8 +123,11 @@ export class GrantLedger {
   }
 }
 
-/** What the Worker reports back: the handler's response, or the error it ended with. */
-export type GrantOutcome = { response: LogicalResponse } | { status: number; errors: string[]; extra?: Record<string, unknown> };
+/**
+ * What the Worker reports back: the handler's response (for the audit devices), that it answered
+ * (nothing to record: the response stays in the Worker), or the error it ended with.
+ */
+export type GrantOutcome = { response: LogicalResponse } | { answered: true } | { status: number; errors: string[]; extra?: Record<string, unknown> };
 
 /**
  * Settles a grant in the object: refused ("stale") when its state changed, else the response (or
@@ -131,12 +135,14 @@ export type GrantOutcome = { response: LogicalResponse } | { status: number; err
  */
 export async function settleGrant(ledger: GrantLedger, id: string, outcome: GrantOutcome, durable: () => Promise<void>): Promise<WireResult> {
   const pending = ledger.current(id);
-  if (!pending) return { kind: 'stale' };
+  // A response the audit devices must see cannot be settled without it: the object answers instead.
+  if (!pending || ('answered' in outcome && pending.trail?.recording)) return { kind: 'stale' };
   pending.timer.resume();
   ledger.done(id);
   let result: WireResult;
   try {
-    if ('response' in outcome) {
+    if ('answered' in outcome) result = { kind: 'settled' };
+    else if ('response' in outcome) {
       await pending.trail?.response(outcome.response);
       result = { kind: 'ok', response: outcome.response };
     } else {

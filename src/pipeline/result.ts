@@ -16,7 +16,9 @@ export type WireResult =
   /** Run the handler in the Worker under this grant, then settle it (src/pipeline/offload.ts). */
   | { kind: 'grant'; grant: Grant }
   /** The grant's state changed (or the grant ended) before it was settled: resume the request. */
-  | { kind: 'stale' };
+  | { kind: 'stale' }
+  /** The grant is settled and nothing was to be recorded: the Worker answers what it computed. */
+  | { kind: 'settled' };
 
 export function errorResult(error: unknown): WireResult {
   const e = asCofferError(error);

@@ -41,7 +41,8 @@ export interface Host {
   preempt?(wire: WireRequest, token: string, trail: AuditTrail | null): Promise<LogicalResponse | null> | null;
   /** Runs once the caller is known, before authorisation (undefined: nothing to await). */
   admitted?(wire: WireRequest): Promise<void> | undefined;
-  open(wire: WireRequest, relPath: string): Scope;
+  /** `handsOff`: the handler will be handed to the Worker (nothing is written in the request here). */
+  open(wire: WireRequest, relPath: string, handsOff: boolean): Scope;
   /** Whether this request's handler may be handed to the Worker (Backend.offloadPaths). */
   offloads?(wire: WireRequest, relPath: string): boolean;
   /** The mount as a grant describes it (asked when the Worker's state is not current). */
@@ -107,10 +108,11 @@ async function run(ports: ServePorts, route: Route, wire: WireRequest, token: st
     const admitted = host.admitted?.(wire);
     if (admitted) await admitted;
     const authorizer = await authorizerFor(host.acls, wire.auth, wire.wrapTTL);
-    const scope = host.open(wire, relPath);
-    const hooks: DispatchHooks = { ...scope.hooks, audit: trail?.hooks, resolved: timer.resolved };
     const ledger = ports.grants;
-    if (ledger && wire.grantStamp !== undefined && !wire.resumes && host.offloads?.(wire, relPath)) {
+    const handsOff = ledger !== undefined && wire.grantStamp !== undefined && !wire.resumes && host.offloads?.(wire, relPath) === true;
+    const scope = host.open(wire, relPath, handsOff);
+    const hooks: DispatchHooks = { ...scope.hooks, audit: trail?.hooks, resolved: timer.resolved };
+    if (ledger && handsOff) {
       const granted = trail;
       hooks.handOff = (req) => ({ grant: ledger.issue(granted, timer, req, wire.grantStamp === ledger.stamp ? undefined : host.grantedMount?.()) });
     }

@@ -9,7 +9,7 @@
 
 import { transitBatchBudgetMs, type Env } from '../rpc/env';
 import type { mountStub } from '../rpc/stubs';
-import type { Backend, Grant, GrantedMount } from '../framework/backend';
+import type { Backend, Grant, GrantedMount, LogicalResponse } from '../framework/backend';
 import type { MountHost } from '../registry';
 import { backendType } from '../registry';
 import type { MountContext, WireRequest } from '../pipeline/dispatch';
@@ -130,13 +130,17 @@ export async function runGrant(env: Env, stub: MountStub, uuid: string, wire: Wi
   state.usedAt = Date.now();
   const storage = new GrantedStorage(state.reads, state.volatile, (reads) => stub.grantRead(grant.id, reads));
   let outcome: GrantOutcome;
+  let response: LogicalResponse | undefined;
   try {
-    outcome = { response: await runGranted(state.backend, wire, state.mount, grant, storage) };
+    response = await runGranted(state.backend, wire, state.mount, grant, storage);
+    // Sent back only for the audit devices' response entry.
+    outcome = grant.audited ? { response } : { answered: true };
   } catch (e) {
     if (e instanceof NeedsObject) state.inObject.set(wire.path, Date.now() + IN_OBJECT_MS);
     if (e instanceof NeedsObject || e instanceof GrantStale) return null;
     outcome = failedOutcome(e);
   }
   const settled = await stub.settleGrant(grant.id, outcome);
-  return settled.kind === 'stale' ? null : settled;
+  if (settled.kind === 'settled' && response) return { kind: 'ok', response };
+  return settled.kind === 'stale' || settled.kind === 'settled' ? null : settled;
 }

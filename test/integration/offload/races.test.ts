@@ -10,6 +10,7 @@ import type { WireRequest } from '../../../src/pipeline/dispatch';
 import type { WireResult } from '../../../src/pipeline/result';
 import { mountStub, systemStub } from '../../../src/rpc/stubs';
 import { api, caller, initCluster, type Cluster } from '../../helpers/api';
+import { sink, sinkURL } from '../../helpers/audit-sink';
 
 let c: Cluster;
 const { call, ok } = caller(() => c.root);
@@ -35,6 +36,7 @@ async function grantFor(prefix: string, path: string, data: Record<string, unkno
     grant,
     read: (key: string) => stub.grantRead(grant.id, { get: [key], list: [] }),
     settle: (data: Record<string, unknown>) => stub.settleGrant(grant.id, { response: { data } }),
+    answered: () => stub.settleGrant(grant.id, { answered: true }),
     /** Finishes the request in the object, as the Worker does (a tuned mount has a new revision). */
     resume: (revision = route.revision): Promise<WireResult> => stub.handle(route.prefix, revision, { ...wire, grantStamp: undefined, resumes: grant.id }, c.root),
   };
@@ -105,8 +107,34 @@ describe('a grant taken before a change', () => {
   it('settles once: a second settlement of the same grant is refused', async () => {
     await ok('POST', 'transit/keys/once', {});
     const g = await grantFor('transit/', 'transit/encrypt/once', { plaintext: b64('x') });
+    expect(g.grant.audited).toBe(false);
     expect(await g.settle({ ciphertext: 'vault:v1:mine' })).toEqual({ kind: 'ok', response: { data: { ciphertext: 'vault:v1:mine' } } });
     expect(await g.settle({ ciphertext: 'vault:v1:again' })).toEqual({ kind: 'stale' });
+    // Without audit devices the response stays in the Worker: the object only confirms.
+    const h = await grantFor('transit/', 'transit/encrypt/once', { plaintext: b64('x') });
+    expect(await h.answered()).toEqual({ kind: 'settled' });
+    expect(await h.answered()).toEqual({ kind: 'stale' });
+  });
+
+  it('without a stamp from the Worker (OFFLOAD_HANDLERS=0), runs the handler in the object', async () => {
+    await ok('POST', 'transit/keys/here', {});
+    const route = await routeOf('transit/');
+    const wire: WireRequest = { id: crypto.randomUUID(), operation: 'write', path: 'transit/encrypt/here', data: { plaintext: b64('x') }, auth: null, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0 };
+    const result = (await mountStub(env, route.uuid).handle(route.prefix, route.revision, wire, c.root)) as WireResult;
+    expect(result.kind === 'ok' && result.response.data?.ciphertext).toMatch(/^vault:v1:/);
+  });
+
+  it('while an audit device records, is settled only with the response for its entry', async () => {
+    await ok('POST', 'transit/keys/audited', {});
+    expect((await ok('PUT', 'sys/audit/races', { type: 'http', options: { url: sinkURL('races') } })).status).toBe(204);
+    const g = await grantFor('transit/', 'transit/encrypt/audited', { plaintext: b64('x') });
+    expect(g.grant.audited).toBe(true);
+    expect(await g.answered()).toEqual({ kind: 'stale' });
+    const resumed = await g.resume();
+    expect(resumed.kind === 'ok' && resumed.response.data?.ciphertext).toMatch(/^vault:v1:/);
+    const entries = (await sink('races')).entries.filter((e) => e.request.path === 'transit/encrypt/audited');
+    expect(entries.map((e) => e.type)).toEqual(['request', 'response']);
+    expect((await call('DELETE', 'sys/audit/races')).status).toBe(204);
   });
 
   it('stays current across writes grants never read (PKI certificates), not across a role change', async () => {
