@@ -16,6 +16,9 @@ export default defineConfig({
           SEAL_KEY: TEST_SEAL_KEY,
           TOKEN_SHARDS: '3',
           COFFER_TEST_ENGINES: '1',
+          // Every handed-off path is handed off, cheap ones included (test/integration/offload; the
+          // default threshold's estimates have unit tests).
+          OFFLOAD_MIN_COST_US: '0',
           // Another fuzz run than the default one (test/integration/hostile/fuzz.test.ts).
           FUZZ_SEED: process.env.FUZZ_SEED ?? '',
           FUZZ_CASES: process.env.FUZZ_CASES ?? '',

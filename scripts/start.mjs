@@ -114,7 +114,7 @@ async function firstStart(url) {
 /** Worker variables taken from the launcher's environment when set: where the JWT method's providers find
  * Google's and Microsoft's APIs (emulators), the request read timeout and the transit batch budget. */
 function apiOverrides() {
-  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS', 'TRANSIT_BATCH_CPU_BUDGET_MS', 'OFFLOAD_HANDLERS', 'DR_LOG_MAX_ENTRIES', 'AZURE_AUTHORITY_HOST', 'AZURE_KEYVAULT_URL', 'GOOGLE_CLOUDKMS_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
+  return Object.fromEntries(['GOOGLE_ADMIN_API_URL', 'MICROSOFT_GRAPH_URL', 'REQUEST_READ_TIMEOUT_MS', 'TRANSIT_BATCH_CPU_BUDGET_MS', 'OFFLOAD_HANDLERS', 'OFFLOAD_MIN_COST_US', 'DR_LOG_MAX_ENTRIES', 'AZURE_AUTHORITY_HOST', 'AZURE_KEYVAULT_URL', 'GOOGLE_CLOUDKMS_URL'].filter((k) => process.env[k]).map((k) => [k, process.env[k]]));
 }
 
 /** A port nothing listens on now, as the kernel picks one for port 0. */

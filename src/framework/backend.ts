@@ -331,6 +331,13 @@ export interface Backend {
    */
   offloadVolatile?: string[];
   /**
+   * Estimated CPU (µs) of an offloadPaths request's handler, from storage values the Worker holds
+   * (`cached` answers undefined for one it does not hold); null when it cannot tell. The Worker
+   * hands off only requests estimated at OFFLOAD_MIN_COST_US or more: below that, the second call
+   * to the object costs more than the handler. Absent: every such request is handed off.
+   */
+  offloadCost?(relPath: string, data: Record<string, unknown>, cached: (key: string) => Uint8Array | null | undefined): number | null;
+  /**
    * Decides, per request, that a write (or writing read) writes nothing but the lease the host
    * records for it (AWS STS credentials), so it may run beside the mount's write order instead of
    * waiting for it. Such a request gets no working putWAL, and a write of its own is refused.

@@ -67,6 +67,8 @@ export interface Env extends Pkcs11SealVars, CloudSealVars {
   TRANSIT_BATCH_CPU_BUDGET_MS?: string;
   /** "0" keeps every handler in its mount's object (no handing off to the Worker: src/pipeline/offload.ts). */
   OFFLOAD_HANDLERS?: string;
+  /** Handed off only when the backend estimates the handler at this many µs or more (default 250). */
+  OFFLOAD_MIN_COST_US?: string;
   MAX_JSON_DEPTH?: string;
   MAX_JSON_OBJECT_ENTRIES?: string;
   MAX_JSON_ARRAY_ELEMENTS?: string;

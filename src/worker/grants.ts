@@ -7,7 +7,7 @@
 // Plaintext values live only in this isolate's memory: a state unused for STATE_IDLE_MS is
 // dropped when next looked at, and every state is dropped when any object answers "sealed".
 
-import { transitBatchBudgetMs, type Env } from '../rpc/env';
+import { intVar, transitBatchBudgetMs, type Env } from '../rpc/env';
 import type { mountStub } from '../rpc/stubs';
 import type { Backend, Grant, GrantedMount, LogicalResponse } from '../framework/backend';
 import type { MountHost } from '../registry';
@@ -18,6 +18,8 @@ import type { WireResult } from '../pipeline/result';
 
 /** A mount's state unused for this long is forgotten (with the plaintext values it holds). */
 const STATE_IDLE_MS = 60_000;
+/** Requests estimated below this (µs of handler CPU) stay in the object: the second call costs more. */
+const DEFAULT_MIN_COST_US = 250;
 /** How long a path whose handler needed the object goes there directly (then it is tried here again). */
 const IN_OBJECT_MS = 5_000;
 /** Values kept per mount state at most (a mount with many hot keys starts over past it). */
@@ -57,7 +59,7 @@ const workerHost = (env: Env): MountHost => ({
  * The stamp of the state this isolate holds for a mount, for WireRequest.grantStamp ("" for none);
  * undefined when handlers are not handed off (OFFLOAD_HANDLERS=0).
  */
-export function grantStamp(env: Env, uuid: string, path: string): string | undefined {
+export function grantStamp(env: Env, uuid: string, path: string, data: Record<string, unknown>): string | undefined {
   if (env.OFFLOAD_HANDLERS === '0') return undefined;
   const state = states.get(uuid);
   if (!state) return '';
@@ -70,7 +72,17 @@ export function grantStamp(env: Env, uuid: string, path: string): string | undef
     if (Date.now() < until) return undefined;
     state.inObject.delete(path);
   }
-  return state.stamp;
+  return worthHandingOff(state, path, data, intVar(env.OFFLOAD_MIN_COST_US, DEFAULT_MIN_COST_US, 0)) ? state.stamp : undefined;
+}
+
+/**
+ * Whether the handler's estimated cost (Backend.offloadCost, from the values this state holds)
+ * reaches `minCost` µs; an estimate it cannot make hands the request off (it then fetches them).
+ */
+export function worthHandingOff(state: Pick<MountState, 'backend' | 'mount' | 'reads'>, path: string, data: Record<string, unknown>, minCost: number): boolean {
+  if (minCost <= 0 || !state.backend.offloadCost || !path.startsWith(state.mount.mountPoint)) return true;
+  const cost = state.backend.offloadCost(path.slice(state.mount.mountPoint.length), data, (key) => state.reads.values.get(key));
+  return cost === null || cost >= minCost;
 }
 
 /**

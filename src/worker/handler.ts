@@ -190,7 +190,7 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
     if (prepared.length > 0) wire.preparedRsaPairs = prepared;
     if (resumes) wire.resumes = resumes;
     else {
-      const stamp = grantStamp(env, route.uuid, p.path);
+      const stamp = grantStamp(env, route.uuid, p.path, p.data);
       if (stamp !== undefined) wire.grantStamp = stamp;
     }
     const stub = mountStub(env, route.uuid);

@@ -2,6 +2,7 @@
 // each (policy.ts, store.ts); every change of a mount's keys runs inside its Mount DO, so a
 // rotation and an encrypt never interleave mid-write.
 
+import { transitOffloadCost } from './offload-cost';
 import type { Backend } from '../../framework/backend';
 import { DEFAULT_BATCH_CPU_BUDGET_MS } from './batch-cost';
 import { backupPaths } from './paths/backup';
@@ -49,6 +50,7 @@ export function transitBackend(_options: Record<string, string> | null = null, s
     // The crypto of a hot key runs in the Worker, on the key as the mount's object confirms it
     // (an encrypt that creates its key is finished in the object).
     offloadPaths: ['encrypt/*', 'decrypt/*', 'rewrap/*', 'datakey/*', 'sign/*', 'verify/*', 'hmac/*'],
+    offloadCost: transitOffloadCost,
     periodic: rotateDue,
   };
 }

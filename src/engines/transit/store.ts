@@ -25,13 +25,20 @@ function remember(name: string, bytes: Uint8Array, policy: KeyPolicy): void {
 
 export async function loadPolicy(storage: Storage, name: string): Promise<KeyPolicy | null> {
   const bytes = await storage.get(POLICY_PREFIX + name);
-  if (!bytes) return null;
+  return bytes ? parsedPolicy(name, bytes) : null;
+}
+
+/** The policy stored as `bytes` under `name`, parsed once per record. */
+export function parsedPolicy(name: string, bytes: Uint8Array): KeyPolicy {
   const hit = parsed.get(name);
   if (hit && constantTimeEqual(hit.bytes, bytes)) return hit.policy;
   const policy = decodePolicy(bytes);
   remember(name, bytes, policy);
   return policy;
 }
+
+/** Where a key's policy is stored. */
+export const policyKey = (name: string): string => POLICY_PREFIX + name;
 
 export async function savePolicy(storage: Storage, p: KeyPolicy): Promise<void> {
   const bytes = encodePolicy(p);
