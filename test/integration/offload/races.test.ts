@@ -9,6 +9,7 @@ import type { Grant } from '../../../src/framework/backend';
 import type { WireRequest } from '../../../src/pipeline/dispatch';
 import type { WireResult } from '../../../src/pipeline/result';
 import { mountStub, systemStub } from '../../../src/rpc/stubs';
+import { grantStamp } from '../../../src/worker/grants';
 import { api, caller, initCluster, type Cluster } from '../../helpers/api';
 import { sink, sinkURL } from '../../helpers/audit-sink';
 
@@ -102,6 +103,18 @@ describe('a grant taken before a change', () => {
     expect(await g.resume()).toMatchObject({ kind: 'error', status: 503 });
     await unseal();
     expect((await ok('POST', 'transit/encrypt/sealed', { plaintext: b64('x') })).body.data.ciphertext).toMatch(/^vault:v1:/);
+  });
+
+  it('leaves nothing in the Worker\'s isolate once an object answered "sealed"', async () => {
+    await ok('POST', 'transit/keys/held', {});
+    await ok('POST', 'transit/encrypt/held', { plaintext: b64('x') });
+    const route = await routeOf('transit/');
+    // The Worker holds the mount's state (this test shares its isolate): a stamp, not "".
+    expect(grantStamp(env, route.uuid, 'transit/encrypt/held', {})).toMatch(/^[0-9a-f-]{36}:\d+$/);
+    expect((await ok('PUT', 'sys/seal')).status).toBe(204);
+    expect((await call('POST', 'transit/encrypt/held', { plaintext: b64('x') })).status).toBe(503);
+    expect(grantStamp(env, route.uuid, 'transit/encrypt/held', {})).toBe('');
+    await unseal();
   });
 
   it('settles once: a second settlement of the same grant is refused', async () => {
