@@ -35,11 +35,10 @@ export class ObjectStorage {
     this.#observers.push(f);
   }
 
+  /** `physical` with its writes reported; reads go straight to it (GroupedWrites' views are plain objects of arrows). */
   #observed(physical: Physical): Physical {
     return {
-      get: (key) => physical.get(key),
-      list: (prefix) => physical.list(prefix),
-      scan: (prefix, after, limit) => physical.scan(prefix, after, limit),
+      ...physical,
       apply: (ops) => {
         physical.apply(ops);
         for (const f of this.#observers) f(ops);
