@@ -9,7 +9,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import nodeVault from 'node-vault';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readInit, startLauncher, tempDir, type Server } from './processes';
 
 type Client = ReturnType<typeof nodeVault>;
@@ -127,7 +127,8 @@ describe('npm start with COFFER_SEAL=pkcs11 and COFFER_HSM_BRIDGE=softhsm2', () 
     const status = await vault.status();
     expect(status).toMatchObject({ type: 'pkcs11', initialized: true, sealed: true });
     expect(status.warnings).toEqual([expect.stringMatching(/^pkcs11 seal: cannot read the key \(the key with label "coffer-seal" on token "coffer" of library "softhsm"\): HSM bridge: .*CKR_PIN_INCORRECT/)]);
-    expect(server!.output()).toMatch(/The cluster is sealed: pkcs11 seal: .*CKR_PIN_INCORRECT/);
+    // The launcher says so after it printed that it listens (it asks for the seal status first).
+    await vi.waitFor(() => expect(server!.output()).toMatch(/The cluster is sealed: pkcs11 seal: .*CKR_PIN_INCORRECT/), { timeout: 15_000 });
     await expect(vault.read('secret/data/app')).rejects.toThrow('Vault is sealed');
     const refused = await vault.unseal({ key: init.recovery_keys[0] }).then(
       () => null,
