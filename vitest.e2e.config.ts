@@ -9,7 +9,7 @@ export default defineConfig({
     globalSetup: ['test/e2e/global-setup.ts', 'test/e2e/oidc-provider.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // Each file starts its own servers; two cores are plenty busy with one file at a time.
-    fileParallelism: false,
+    // Each file starts its own servers; much of a file's time is waiting for them to start.
+    maxWorkers: 2,
   },
 });
