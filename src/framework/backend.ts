@@ -228,6 +228,11 @@ export interface LogicalResponse {
    * it with the host (src/pipeline/offload.ts). Nothing else is set.
    */
   grant?: Grant;
+  /**
+   * Set by a host that accepted the outcome the Worker computed first (Precomputed) when nothing
+   * was to be recorded: the Worker answers what it computed. Nothing else is set.
+   */
+  answered?: true;
 }
 
 /** What the Worker needs to run a handed-off handler (src/pipeline/offload.ts). */
@@ -244,6 +249,26 @@ export interface Grant {
   audited: boolean;
   /** Sent when the Worker's stamp was not this one: what it builds the backend and requests from. */
   mount?: GrantedMount;
+}
+
+/**
+ * What a handed-off handler ended with, as the Worker reports it: the response (for the audit
+ * devices), that it answered (nothing to record: the response stays in the Worker), or its error.
+ */
+export type GrantOutcome = { response: LogicalResponse } | { answered: true } | { status: number; errors: string[]; extra?: Record<string, unknown> };
+
+/**
+ * A handler the Worker ran before it sent the request (src/pipeline/offload.ts, "answer first"):
+ * on values it holds under `stamp`, as the caller's earlier grant resolved it. The object answers
+ * with `outcome` only if, once it has authorised the request, its state is still that stamp and it
+ * resolved the same operation, sudo and caller; otherwise it runs the handler itself.
+ */
+export interface Precomputed {
+  stamp: string;
+  operation: Operation;
+  sudo: boolean;
+  auth: AuthContext | null;
+  outcome: GrantOutcome;
 }
 
 export interface GrantedMount {

@@ -14,6 +14,7 @@ import {
   type Operation,
   type WireOperation,
   type PathDef,
+  type Precomputed,
   type WrapInfo,
 } from '../framework/backend';
 import { generateRsaPair, type RsaPair, type RsaPairSource } from '../crypto/rsa-keygen';
@@ -58,6 +59,8 @@ export interface WireRequest {
   grantStamp?: string;
   /** The grant this request was handed off under, now finished in the object (its audit trail goes on). */
   resumes?: string;
+  /** The handler's outcome, computed in the Worker before it sent the request (offload.ts, "answer first"). */
+  precomputed?: Precomputed;
 }
 
 export interface PreparedRsaPair extends RsaPair {
@@ -171,6 +174,12 @@ export interface DispatchHooks {
    * once the request is authorised and its request entry recorded, instead of the handler.
    */
   handOff?: (req: LogicalRequest) => LogicalResponse;
+  /**
+   * Set for a request whose outcome the Worker computed first (WireRequest.precomputed): called
+   * once the request is authorised and its request entry recorded. Null: the handler runs here;
+   * else what answers it (its response, `answered`, or it throws the outcome's error).
+   */
+  answer?: (req: LogicalRequest) => (() => LogicalResponse) | null;
   /**
    * The host can have RSA key pairs made outside its object: a request whose path declares
    * pairs it was not given stops with RsaKeysNeeded (before it is audited or runs) and comes
@@ -310,10 +319,11 @@ export async function dispatch(
   const handler = def.operations[req.operation] ?? (req.operation === 'create' ? def.operations.update : undefined);
   if (!handler) throw unsupportedOperation();
 
-  // A handler handed off to the Worker gets its key pairs there.
+  // A handler handed off to the Worker gets its key pairs there; one the Worker ran first has no
+  // pairs sent back for: should it run here after all (a rare race), they are made in place.
   if (def.rsaKeysNeeded && !hooks.handOff) {
     const prepared = wire.preparedRsaPairs ?? [];
-    if (hooks.preparesRsaPairs) {
+    if (hooks.preparesRsaPairs && !hooks.answer) {
       const missing = missingPairs(await def.rsaKeysNeeded(req, fields), prepared);
       if (missing.length > 0) throw new RsaKeysNeeded(missing);
     }
@@ -322,6 +332,12 @@ export async function dispatch(
 
   if (hooks.audit) await hooks.audit.request(req);
   if (hooks.handOff) return hooks.handOff(req);
+  const given = hooks.answer?.(req);
+  if (given) {
+    const answer = given();
+    if (hooks.audit && !answer.answered) await hooks.audit.response(answer);
+    return answer;
+  }
   const response = await runHandler(def, handler, req, fields, params, storage, hooks.beforeCommit);
   // A handler may require wrapping of its own (DR activation tokens); the client's TTL wins when given.
   const wrapTTL = wire.wrapTTL > 0 ? wire.wrapTTL : (response.wrapTTL ?? 0);

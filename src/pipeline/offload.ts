@@ -15,13 +15,15 @@
 
 import { generateRsaPair } from '../crypto/rsa-keygen';
 import type { RequestTimer } from '../core/metrics/requests';
-import { matchPath, type Backend, type Grant, type GrantedMount, type LogicalRequest, type LogicalResponse } from '../framework/backend';
+import { matchPath, type AuthContext, type Backend, type Grant, type GrantedMount, type GrantOutcome, type LogicalRequest, type LogicalResponse, type Precomputed } from '../framework/backend';
 import { CofferError } from '../framework/errors';
 import { FieldData } from '../framework/fields';
 import type { StorageOp, Transaction } from '../framework/storage';
 import type { AuditTrail } from './audit-trail';
 import { logicalRequest, relativePath, requestData, runHandler, type MountContext, type WireRequest } from './dispatch';
 import { errorResult, type WireResult } from './result';
+
+export type { GrantOutcome } from '../framework/backend';
 
 /** The handler needs what only the object has (a write, a list, a lease, its services): finish it there. */
 export class NeedsObject extends Error {
@@ -123,11 +125,6 @@ export class GrantLedger {
   }
 }
 
-/**
- * What the Worker reports back: the handler's response (for the audit devices), that it answered
- * (nothing to record: the response stays in the Worker), or the error it ended with.
- */
-export type GrantOutcome = { response: LogicalResponse } | { answered: true } | { status: number; errors: string[]; extra?: Record<string, unknown> };
 
 /**
  * Settles a grant in the object: refused ("stale") when its state changed, else the response (or
@@ -156,6 +153,27 @@ export async function settleGrant(ledger: GrantLedger, id: string, outcome: Gran
   await durable();
   pending.timer.done();
   return result;
+}
+
+/** The caller the Worker's outcome was computed for is the one the object resolved (by value). */
+const sameCaller = (a: AuthContext | null, b: AuthContext | null): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * "Answer first": whether the object may answer with an outcome the Worker computed before it sent
+ * the request (one call instead of a grant and a settlement). Called once the request is
+ * authorised and its request entry recorded: the state must still be the stamp the Worker's values
+ * were read under (so no change became visible since), the request resolved as the Worker ran it
+ * (operation, sudo, caller), and a recording audit device must get the response. Returns what
+ * answers the request, or null: the handler then runs in the object.
+ */
+export function acceptPrecomputed(ledger: GrantLedger, pre: Precomputed, req: LogicalRequest, recording: boolean): (() => LogicalResponse) | null {
+  if (pre.stamp !== ledger.stamp || pre.operation !== req.operation || pre.sudo !== (req.sudo === true) || !sameCaller(pre.auth, req.auth)) return null;
+  const { outcome } = pre;
+  if ('answered' in outcome) return recording ? null : () => ({ answered: true });
+  if ('response' in outcome) return () => outcome.response;
+  return () => {
+    throw new CofferError(outcome.status, outcome.errors, outcome.extra);
+  };
 }
 
 /** The outcome of a handler that threw (NeedsObject and GrantStale are not outcomes: the caller resumes). */

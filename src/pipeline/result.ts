@@ -1,14 +1,15 @@
 // Results as they leave the pipeline and cross from a Durable Object back to the Worker. RPC does
-// not preserve error classes, so errors travel as data. `stamp`: on a request resumed from a grant,
-// the object's grant stamp after it (src/pipeline/offload.ts), so the Worker learns of its change.
+// not preserve error classes, so errors travel as data. `stamp`: on a request resumed from a grant
+// or answered first, the object's grant stamp after it (src/pipeline/offload.ts), so the Worker
+// learns of its change; `recomputed`: the outcome the Worker computed first was not taken.
 
 import type { Grant, LogicalResponse } from '../framework/backend';
 import { asCofferError, CofferError, RsaKeysNeeded } from '../framework/errors';
 import { BarrierError } from '../core/barrier/barrier';
 
 export type WireResult =
-  | { kind: 'ok'; response: LogicalResponse; stamp?: string }
-  | { kind: 'error'; status: number; errors: string[]; extra?: Record<string, unknown>; stamp?: string }
+  | { kind: 'ok'; response: LogicalResponse; stamp?: string; recomputed?: true }
+  | { kind: 'error'; status: number; errors: string[]; extra?: Record<string, unknown>; stamp?: string; recomputed?: true }
   /** The mount no longer lives here (disabled or moved): the Worker re-reads the routes. */
   | { kind: 'gone' }
   /** Make RSA key pairs of these sizes and send the request again with them (RsaKeysNeeded). */
@@ -17,8 +18,8 @@ export type WireResult =
   | { kind: 'grant'; grant: Grant }
   /** The grant's state changed (or the grant ended) before it was settled: resume the request. */
   | { kind: 'stale' }
-  /** The grant is settled and nothing was to be recorded: the Worker answers what it computed. */
-  | { kind: 'settled' };
+  /** The grant is settled, or the outcome the Worker computed first accepted, and nothing was to be recorded: the Worker answers what it computed. */
+  | { kind: 'settled'; stamp?: string };
 
 export function errorResult(error: unknown): WireResult {
   const e = asCofferError(error);

@@ -12,7 +12,7 @@ import type { AuditTrail } from './audit-trail';
 import { authorizerFor } from './authorizer';
 import { callerFrom, type CallerPort } from './caller';
 import { dispatch, isUnauthenticatedPath, relativePath, type DispatchHooks, type MountContext, type WireRequest } from './dispatch';
-import type { GrantLedger } from './offload';
+import { acceptPrecomputed, type GrantLedger } from './offload';
 import { errorResult, type WireResult } from './result';
 
 /** One request's hold on its host: opened once the caller is known and authorised. */
@@ -75,17 +75,20 @@ export interface ServePorts {
 /** Serves one request; `token` is the raw client token ("" for none). */
 export async function serve(ports: ServePorts, route: Route, wire: WireRequest, token: string): Promise<WireResult> {
   const timer = new RequestTimer(ports.metrics, route.prefix, wire.operation);
-  const result = await (ports.admit ? ports.admit(wire, () => run(ports, route, wire, token, timer)) : run(ports, route, wire, token, timer));
+  // Whether an outcome the Worker computed first was taken (undefined: none was asked about).
+  const first: { taken?: boolean } = {};
+  const result = await (ports.admit ? ports.admit(wire, () => run(ports, route, wire, token, timer, first)) : run(ports, route, wire, token, timer, first));
+  if (first.taken === false && (result.kind === 'ok' || result.kind === 'error')) result.recomputed = true;
   if (ports.settle) await ports.settle();
   // A request sent back (gone, prepare) comes again and is measured then; a granted one when settled.
-  if (result.kind === 'ok' || result.kind === 'error') {
+  if (result.kind === 'ok' || result.kind === 'error' || result.kind === 'settled') {
     timer.done();
     if (wire.resumes) ports.grants?.done(wire.resumes);
   } else if (result.kind === 'grant') timer.suspend();
   return result;
 }
 
-async function run(ports: ServePorts, route: Route, wire: WireRequest, token: string, timer: RequestTimer): Promise<WireResult> {
+async function run(ports: ServePorts, route: Route, wire: WireRequest, token: string, timer: RequestTimer, first: { taken?: boolean }): Promise<WireResult> {
   let trail: AuditTrail | null = null;
   try {
     const located = ports.locate(route, wire);
@@ -116,9 +119,20 @@ async function run(ports: ServePorts, route: Route, wire: WireRequest, token: st
       const granted = trail;
       hooks.handOff = (req) => ({ grant: ledger.issue(granted, timer, req, wire.grantStamp === ledger.stamp ? undefined : host.grantedMount?.()) });
     }
+    const precomputed = wire.precomputed;
+    if (ledger && precomputed && !handsOff && !wire.resumes && host.offloads?.(wire, relPath) === true) {
+      const audited = trail;
+      hooks.answer = (req) => {
+        const given = acceptPrecomputed(ledger, precomputed, req, audited?.recording === true);
+        first.taken = given !== null;
+        ports.metrics.incr(given ? 'coffer.offload.answered' : 'coffer.offload.recomputed', { mount: route.prefix });
+        return given;
+      };
+    }
     try {
       const response = await scope.order(() => dispatch(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks));
-      return response.grant ? { kind: 'grant', grant: response.grant } : { kind: 'ok', response };
+      if (response.grant) return { kind: 'grant', grant: response.grant };
+      return response.answered ? { kind: 'settled' } : { kind: 'ok', response };
     } finally {
       const after = scope.after?.();
       if (after) await after;

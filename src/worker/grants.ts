@@ -9,7 +9,7 @@
 
 import { intVar, transitBatchBudgetMs, type Env } from '../rpc/env';
 import type { mountStub } from '../rpc/stubs';
-import type { Backend, Grant, GrantedMount, LogicalResponse } from '../framework/backend';
+import type { Backend, Grant, GrantedMount, LogicalResponse, Precomputed } from '../framework/backend';
 import type { MountHost } from '../registry';
 import { backendType } from '../registry';
 import type { MountContext, WireRequest } from '../pipeline/dispatch';
@@ -39,8 +39,18 @@ interface MountState {
    * created its key), until when they are sent there directly instead of being handed off again.
    */
   inObject: Map<string, number>;
+  /**
+   * How the object resolved a caller's request on a path under this state (its last settled
+   * grant), by token, operation and path: the next such request is answered first
+   * (`answerFirst`), and the object checks the resolution again before it takes the outcome.
+   */
+  callers: Map<string, Resolution>;
   usedAt: number;
 }
+
+type Resolution = Pick<Grant, 'operation' | 'sudo' | 'auth' | 'audited'>;
+
+const callerKey = (token: string, wire: WireRequest): string => `${wire.operation} ${wire.path}\n${token}`;
 
 const states = new Map<string, MountState>();
 
@@ -106,6 +116,7 @@ function stateFor(env: Env, uuid: string, grant: Grant): MountState | null {
   if (current && current.incarnation === grant.incarnation && current.epoch === grant.epoch) {
     if (current.reads.values.size + current.reads.lists.size >= MAX_VALUES) current.reads = { values: new Map(), lists: new Map() };
     if (current.inObject.size >= MAX_VALUES) current.inObject.clear();
+    if (current.callers.size >= MAX_VALUES) current.callers.clear();
     return current;
   }
   // Another request of this isolate moved the state on after this one left: it has no description.
@@ -123,6 +134,7 @@ function stateFor(env: Env, uuid: string, grant: Grant): MountState | null {
     volatile: backend.offloadVolatile ?? [],
     reads: { values: new Map(), lists: new Map() },
     inObject: new Map(),
+    callers: new Map(),
     usedAt: Date.now(),
   };
   // An older grant (one that waited) does not replace a newer state of the same object run.
@@ -136,7 +148,7 @@ type MountStub = ReturnType<typeof mountStub>;
  * Runs a request's handler here under `grant` and settles it with the object. Null when the
  * request must be finished in the object instead (WireRequest.resumes).
  */
-export async function runGrant(env: Env, stub: MountStub, uuid: string, wire: WireRequest, grant: Grant): Promise<WireResult | null> {
+export async function runGrant(env: Env, stub: MountStub, uuid: string, wire: WireRequest, grant: Grant, token: string): Promise<WireResult | null> {
   const state = stateFor(env, uuid, grant);
   if (!state) return null;
   state.usedAt = Date.now();
@@ -153,6 +165,50 @@ export async function runGrant(env: Env, stub: MountStub, uuid: string, wire: Wi
     outcome = failedOutcome(e);
   }
   const settled = await stub.settleGrant(grant.id, outcome);
+  if (settled.kind !== 'stale' && states.get(uuid) === state) {
+    state.callers.set(callerKey(token, wire), { operation: grant.operation, sudo: grant.sudo, auth: grant.auth, audited: grant.audited });
+  }
   if (settled.kind === 'settled' && response) return { kind: 'ok', response };
   return settled.kind === 'stale' || settled.kind === 'settled' ? null : settled;
+}
+
+const notHeld = async (): Promise<never> => {
+  throw new NeedsObject('a value this isolate does not hold');
+};
+
+/**
+ * "Answer first" (src/pipeline/offload.ts, acceptPrecomputed): a request whose caller this isolate
+ * saw granted on the same path under the state it holds runs here before it is sent, on the
+ * values held only, and goes to the object with its outcome: one call instead of a grant and a
+ * settlement. Null when it cannot (no such caller, a value not held, a write): the request goes
+ * as usual. `response`: what the Worker answers if the object takes the outcome.
+ */
+export async function answerFirst(uuid: string, stamp: string, wire: WireRequest, token: string): Promise<{ precomputed: Precomputed; response?: LogicalResponse } | null> {
+  const state = states.get(uuid);
+  if (!state || state.stamp !== stamp) return null;
+  const resolution = state.callers.get(callerKey(token, wire));
+  if (!resolution) return null;
+  state.usedAt = Date.now();
+  const grant: Grant = { id: '', incarnation: state.incarnation, epoch: state.epoch, ...resolution };
+  const storage = new GrantedStorage(state.reads, state.volatile, notHeld);
+  const ran = { stamp, operation: resolution.operation, sudo: resolution.sudo, auth: resolution.auth };
+  try {
+    const response = await runGranted(state.backend, wire, state.mount, grant, storage);
+    return { precomputed: { ...ran, outcome: resolution.audited ? { response } : { answered: true } }, response };
+  } catch (e) {
+    if (e instanceof NeedsObject || e instanceof GrantStale) return null;
+    return { precomputed: { ...ran, outcome: failedOutcome(e) } };
+  }
+}
+
+/**
+ * What the object made of a request answered first: a state it did not take the outcome under is
+ * over; a caller it refused, or whose request it resolved otherwise (another caller context, an
+ * audit device that now records), takes a grant next, which brings its resolution anew.
+ */
+export function answeredFirst(uuid: string, wire: WireRequest, token: string, result: WireResult): void {
+  if (result.kind === 'settled') return;
+  if (result.kind !== 'ok' && result.kind !== 'error') return;
+  resumedAt(uuid, result.stamp);
+  if (result.recomputed || (result.kind === 'error' && (result.status === 403 || result.status === 401))) states.get(uuid)?.callers.delete(callerKey(token, wire));
 }

@@ -15,14 +15,14 @@ import { findRoute, type RouteEntry } from '../core/mounts/table';
 import { shardFor } from '../core/tokens/entry';
 import type { WireResult } from '../pipeline/result';
 import { intVar, tokenShardCount, type Env } from '../rpc/env';
-import { matchesSpecialPath, type AuthContext } from '../framework/backend';
+import { matchesSpecialPath, type AuthContext, type LogicalResponse } from '../framework/backend';
 import { badRequest, CofferError, invalidToken, noHandler, permissionDenied, sealedError, drSecondaryError } from '../framework/errors';
 import { SYS_UNAUTHENTICATED_PATHS } from '../sys/special-paths';
 import { INVALID_WRAPPING_TOKEN } from '../sys/paths/wrapping';
 import { isJwt } from '../core/tokens/wrapping-jwt';
 import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
-import { forgetGrantedState, grantStamp, resumedAt, runGrant } from './grants';
+import { answeredFirst, answerFirst, forgetGrantedState, grantStamp, resumedAt, runGrant } from './grants';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
 
 const TOKEN_MOUNT = 'auth/token/';
@@ -181,6 +181,8 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
   const prepared: PreparedRsaPair[] = [];
   // A grant whose handler must be finished in the object (src/pipeline/offload.ts).
   let resumes: string | undefined;
+  // What this isolate computed first, answered if the object takes the outcome (grants.ts, answerFirst).
+  let computed: LogicalResponse | undefined;
   for (let round = 0; round <= MAX_PREPARE_ROUNDS; ) {
     const route = findRoute(await routes(env, refreshed), p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
@@ -191,13 +193,20 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
     if (resumes) wire.resumes = resumes;
     else {
       const stamp = grantStamp(env, route.uuid, p.path, p.data);
-      if (stamp !== undefined) wire.grantStamp = stamp;
+      const first = stamp ? await answerFirst(route.uuid, stamp, wire, p.token) : null;
+      computed = first?.response;
+      if (first) wire.precomputed = first.precomputed;
+      else if (stamp !== undefined) wire.grantStamp = stamp;
     }
     const stub = mountStub(env, route.uuid);
     let result: WireResult = await stub.handle(route.prefix, route.revision, wire, p.token);
+    if (wire.precomputed) {
+      answeredFirst(route.uuid, wire, p.token, result);
+      if (result.kind === 'settled' && computed) return resultToHttp({ kind: 'ok', response: computed }, ctx);
+    }
     if (result.kind === 'grant') {
       const grant = result.grant;
-      result = (await runGrant(env, stub, route.uuid, wire, grant)) ?? (await stub.handle(route.prefix, route.revision, { ...wire, grantStamp: undefined, resumes: (resumes = grant.id) }, p.token));
+      result = (await runGrant(env, stub, route.uuid, wire, grant, p.token)) ?? (await stub.handle(route.prefix, route.revision, { ...wire, grantStamp: undefined, resumes: (resumes = grant.id) }, p.token));
     }
     if (resumes && (result.kind === 'ok' || result.kind === 'error')) resumedAt(route.uuid, result.stamp);
     if (result.kind === 'prepare') {

@@ -15,13 +15,19 @@ interface Counts {
   settled: number;
   resumed: number;
   stale: number;
+  /** Answered first: the outcome the Worker computed before it sent the request was taken. */
+  answered: number;
+  /** Computed first but not taken (the state or the caller's resolution changed): run in the object. */
+  recomputed: number;
 }
+
+const NAMES = ['granted', 'settled', 'resumed', 'stale', 'answered', 'recomputed'] as const;
 
 /** The offload counters of one mount. */
 async function counts(mount: string): Promise<Counts> {
   const list = (await ok('GET', 'sys/metrics')).body.Counters as Array<{ Name: string; Count: number; Labels: Record<string, string> }>;
   const of = (name: string) => list.find((e) => e.Name === `coffer.offload.${name}` && e.Labels.mount === mount)?.Count ?? 0;
-  return { granted: of('granted'), settled: of('settled'), resumed: of('resumed'), stale: of('stale') };
+  return Object.fromEntries(NAMES.map((n) => [n, of(n)])) as unknown as Counts;
 }
 
 /** What happened to `mount`'s counters while `f` ran. */
@@ -29,7 +35,7 @@ async function delta(mount: string, f: () => Promise<unknown>): Promise<Counts> 
   const before = await counts(mount);
   await f();
   const after = await counts(mount);
-  return { granted: after.granted - before.granted, settled: after.settled - before.settled, resumed: after.resumed - before.resumed, stale: after.stale - before.stale };
+  return Object.fromEntries(NAMES.map((n) => [n, after[n] - before[n]])) as unknown as Counts;
 }
 
 beforeAll(async () => {
@@ -40,7 +46,7 @@ beforeAll(async () => {
 });
 
 describe('transit', () => {
-  it('runs every crypto path in the Worker: each request granted and settled, none finished in the object', async () => {
+  it('runs every crypto path in the Worker: each request granted and settled (or, repeated, answered first), none finished in the object', async () => {
     let ciphertext = '';
     const d = await delta('transit/', async () => {
       ciphertext = (await ok('POST', 'transit/encrypt/aes', { plaintext: b64('hello') })).body.data.ciphertext;
@@ -53,7 +59,8 @@ describe('transit', () => {
       expect((await ok('POST', 'transit/verify/ec', { input: b64('m'), signature })).body.data.valid).toBe(true);
       expect((await ok('POST', 'transit/verify/ec', { input: b64('other'), signature })).body.data.valid).toBe(false);
     });
-    expect(d).toEqual({ granted: 9, settled: 9, resumed: 0, stale: 0 });
+    // The second verify/ec comes from the same caller on the same path: computed first, one call.
+    expect(d).toEqual({ granted: 8, settled: 8, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
   });
 
   it('answers a handler\'s errors from the Worker exactly as the object would', async () => {
@@ -67,7 +74,8 @@ describe('transit', () => {
       expect(unknown.status).toBe(400);
       expect(unknown.body.errors).toEqual(['signing key not found']);
     });
-    expect(d).toEqual({ granted: 3, settled: 3, resumed: 0, stale: 0 });
+    // decrypt/aes was granted to this caller before: its errors are computed first and taken.
+    expect(d).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 2, recomputed: 0 });
   });
 
   it('keeps authorisation in the object: a refused request is never granted', async () => {
@@ -81,17 +89,17 @@ describe('transit', () => {
       // Without create on a missing key, the update answers as Vault does.
       expect((await api('POST', 'transit/encrypt/aes', { token: 'not-a-token', body: { plaintext: b64('x') } })).status).toBe(403);
     });
-    expect(d).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0 });
+    expect(d).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
   });
 
   it('finishes an encrypt that creates its key (upsert) in the object, then hands the key\'s requests off', async () => {
     const first = await delta('transit/', async () => {
       expect((await ok('POST', 'transit/encrypt/made-by-upsert', { plaintext: b64('x') })).body.data.ciphertext).toMatch(/^vault:v1:/);
     });
-    expect(first).toEqual({ granted: 1, settled: 0, resumed: 1, stale: 0 });
+    expect(first).toEqual({ granted: 1, settled: 0, resumed: 1, stale: 0, answered: 0, recomputed: 0 });
     expect((await ok('GET', 'transit/keys/made-by-upsert')).body.data.latest_version).toBe(1);
     // The resumed request wrote (the object's stamp moved): the Worker does not keep sending the path there.
-    expect(await delta('transit/', () => ok('POST', 'transit/encrypt/made-by-upsert', { plaintext: b64('z') }))).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0 });
+    expect(await delta('transit/', () => ok('POST', 'transit/encrypt/made-by-upsert', { plaintext: b64('z') }))).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
   });
 
   it('does not hand off a response-wrapped request (the wrapping token is stored by the object)', async () => {
@@ -100,7 +108,46 @@ describe('transit', () => {
       expect(r.status).toBe(200);
       expect(r.body.wrap_info.token).toMatch(/^hvs\./);
     });
-    expect(d).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0 });
+    expect(d).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
+  });
+});
+
+describe('answer first (a caller repeating a request: the Worker computes, the object takes the outcome in one call)', () => {
+  it('takes no outcome computed under a state that changed: after a rotation, the next encrypt is v2', async () => {
+    await ok('POST', 'transit/keys/first', {});
+    const encrypt = () => ok('POST', 'transit/encrypt/first', { plaintext: b64('p') });
+    expect(await delta('transit/', encrypt)).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
+    let ciphertext = '';
+    expect(await delta('transit/', async () => (ciphertext = (await encrypt()).body.data.ciphertext))).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
+    expect(ciphertext).toMatch(/^vault:v1:/);
+    expect((await ok('POST', 'transit/decrypt/first', { ciphertext })).body.data.plaintext).toBe(b64('p'));
+    await ok('POST', 'transit/keys/first/rotate', {});
+    // The Worker still holds v1 and computes with it; the object's state moved, so it encrypts itself.
+    expect(await delta('transit/', async () => (ciphertext = (await encrypt()).body.data.ciphertext))).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 0, recomputed: 1 });
+    expect(ciphertext).toMatch(/^vault:v2:/);
+    // The Worker dropped that state: a grant brings the new one, then one call again.
+    expect(await delta('transit/', async () => expect((await encrypt()).body.data.ciphertext).toMatch(/^vault:v2:/))).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
+    expect(await delta('transit/', async () => expect((await encrypt()).body.data.ciphertext).toMatch(/^vault:v2:/))).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
+  });
+
+  it('keeps authorisation in the object: a withdrawn policy and a revoked token are refused, never answered', async () => {
+    await ok('PUT', 'sys/policies/acl/sign-first', { policy: 'path "transit/sign/ec" { capabilities = ["update"] }' });
+    const created = (await ok('POST', 'auth/token/create', { policies: ['sign-first'] })).body.auth;
+    const sign = () => api('POST', 'transit/sign/ec', { token: created.client_token, body: { input: b64('m') } });
+    expect((await sign()).status).toBe(200);
+    expect(await delta('transit/', async () => expect((await sign()).status).toBe(200))).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
+    await ok('PUT', 'sys/policies/acl/sign-first', { policy: 'path "transit/verify/ec" { capabilities = ["update"] }' });
+    const denied = await sign();
+    expect(denied.status).toBe(403);
+    expect(denied.body.errors).toEqual([PERMISSION_DENIED]);
+    expect(denied.body.data).toBeUndefined();
+    await ok('PUT', 'sys/policies/acl/sign-first', { policy: 'path "transit/sign/ec" { capabilities = ["update"] }' });
+    expect((await sign()).status).toBe(200);
+    expect(await delta('transit/', async () => expect((await sign()).status).toBe(200))).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
+    await ok('POST', 'auth/token/revoke-accessor', { accessor: created.accessor });
+    const revoked = await sign();
+    expect(revoked.status).toBe(403);
+    expect(revoked.body.data).toBeUndefined();
   });
 });
 
@@ -129,6 +176,19 @@ describe('audit devices', () => {
     expect(all.filter((e) => e.request.id === answered.request.id).map((e) => e.type)).toEqual(['request', 'response']);
   });
 
+  it('record one request and one response entry for a request answered first (the response goes to the object)', async () => {
+    const encrypt = () => ok('POST', 'transit/encrypt/aes', { plaintext: b64('first') });
+    // The caller's last grant predates the device: whatever the Worker computed, the object records a
+    // response it has, so it runs the request itself; the grant after brings the new resolution.
+    await encrypt();
+    await encrypt();
+    let id = '';
+    expect(await delta('transit/', async () => (id = (await encrypt()).body.request_id))).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
+    const entries = await entriesOf(id);
+    expect(entries.map((e) => e.type)).toEqual(['request', 'response']);
+    expect(entries[1].response.data.ciphertext).toMatch(/^hmac-sha256:/);
+  });
+
   it('record a request finished in the object once (its request entry is not repeated)', async () => {
     const r = await ok('POST', 'transit/encrypt/upsert-audited', { plaintext: b64('x') });
     const entries = await entriesOf(r.body.request_id);
@@ -154,30 +214,37 @@ describe('PKI', () => {
       expect(r.body.data.certificate).toContain('BEGIN CERTIFICATE');
       expect(r.body.data.private_key_type).toBe('ec');
     });
-    expect(d).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0 });
+    expect(d).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
     expect(await stored(serial)).toBe(false);
   });
 
   it('finishes a storing role\'s issue in the object, and does not hand that path off again', async () => {
     const first = await delta('pki/', () => ok('POST', 'pki/issue/kept', { common_name: 'b.example.com' }));
-    expect(first).toEqual({ granted: 1, settled: 0, resumed: 1, stale: 0 });
+    expect(first).toEqual({ granted: 1, settled: 0, resumed: 1, stale: 0, answered: 0, recomputed: 0 });
     let serial = '';
     const second = await delta('pki/', async () => {
       serial = (await ok('POST', 'pki/issue/kept', { common_name: 'c.example.com' })).body.data.serial_number;
     });
-    expect(second).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0 });
+    expect(second).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
     expect(await stored(serial)).toBe(true);
   });
 
   it('keeps grants current across stored certificates, and sees a role change at once', async () => {
     // A stored issue writes under certs/ (volatile for grants): the no_store path keeps its state.
     const fast = (name: string) => delta('pki/', () => ok('POST', 'pki/issue/fast', { common_name: `${name}.example.com` }));
-    expect(await fast('d')).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0 });
+    // issue/fast was granted to this caller before: answered first, under a state that stays.
+    expect(await fast('d')).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
     await ok('POST', 'pki/issue/kept', { common_name: 'e.example.com' });
-    expect(await fast('f')).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0 });
+    expect(await fast('f')).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 1, recomputed: 0 });
     await ok('POST', 'pki/roles/fast', { allowed_domains: 'example.org', key_type: 'ec', no_store: true, ttl: '1h' });
-    const refused = await call('POST', 'pki/issue/fast', { common_name: 'g.example.com' });
-    expect(refused.status).toBe(400);
-    expect(refused.body.errors[0]).toContain('g.example.com');
+    // The Worker still computes it under the old role (which allowed the name): the object does not take it.
+    const d = await delta('pki/', async () => {
+      const refused = await call('POST', 'pki/issue/fast', { common_name: 'g.example.com' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.errors[0]).toContain('g.example.com');
+    });
+    expect(d).toEqual({ granted: 0, settled: 0, resumed: 0, stale: 0, answered: 0, recomputed: 1 });
+    // Its state is over: the next request takes a grant again.
+    expect(await delta('pki/', () => call('POST', 'pki/issue/fast', { common_name: 'h.example.org' }))).toEqual({ granted: 1, settled: 1, resumed: 0, stale: 0, answered: 0, recomputed: 0 });
   });
 });
