@@ -111,7 +111,7 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
       // What it wrote (an encrypt that made its key) may end the Worker's reason to send it here.
       result.stamp = this.#grants.stamp;
     } else if (wire.precomputed && (result.kind === 'ok' || result.kind === 'error' || result.kind === 'settled')) {
-      // An outcome computed under another state was not taken: the Worker's state is over.
+      // Its stamp after it: when it is not the one the Worker computed under, that state is over.
       result.stamp = this.#grants.stamp;
     }
     return result;

@@ -125,7 +125,6 @@ export class GrantLedger {
   }
 }
 
-
 /**
  * Settles a grant in the object: refused ("stale") when its state changed, else the response (or
  * error) is audited and answered as if the handler had run here.
