@@ -1,7 +1,7 @@
 // Handlers handed off to the Worker (src/pipeline/offload.ts), through the Worker as clients call
-// it: which requests are granted, settled or finished in the object (the counters of sys/metrics),
-// that refusals and errors stay the object's, that audit devices see each request once, and that
-// PKI roles that store certificates go back to the object.
+// it: which requests are granted, settled, answered first or finished in the object (the counters
+// of sys/metrics), that refusals and errors stay the object's, that audit devices see each request
+// once, and that PKI roles that store certificates go back to the object.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, caller, initCluster, PERMISSION_DENIED, type Cluster } from '../../helpers/api';
 import { sink, sinkURL } from '../../helpers/audit-sink';
