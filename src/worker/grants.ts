@@ -185,7 +185,8 @@ const notHeld = async (): Promise<never> => {
  */
 export async function answerFirst(uuid: string, stamp: string, wire: WireRequest, token: string): Promise<{ precomputed: Precomputed; response?: LogicalResponse } | null> {
   const state = states.get(uuid);
-  if (!state || state.stamp !== stamp) return null;
+  // A response-wrapped request is never handed off (the object stores the wrapping token).
+  if (!state || state.stamp !== stamp || wire.wrapTTL > 0) return null;
   const resolution = state.callers.get(callerKey(token, wire));
   if (!resolution) return null;
   state.usedAt = Date.now();
