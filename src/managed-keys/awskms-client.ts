@@ -8,6 +8,7 @@
 
 import { AwsClient } from 'aws4fetch';
 import { ManagedKeyError, type BackendDeps } from './types';
+import { textWithin } from '../framework/deadline';
 
 export interface KmsClientOptions {
   accessKeyId: string;
@@ -92,6 +93,7 @@ export class KmsClient {
 
   async #once(operation: string, body: string): Promise<unknown> {
     let res: Response;
+    let text: string;
     try {
       const request = await this.#signer.sign(this.#url, {
         method: 'POST',
@@ -99,11 +101,10 @@ export class KmsClient {
         body,
         aws: { service: 'kms', region: this.#region },
       });
-      res = await this.#fetch(request, { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+      ({ res, text } = await textWithin(ATTEMPT_TIMEOUT_MS, (signal) => this.#fetch(request, { signal })));
     } catch (e) {
       throw new KmsCallError(502, 'RequestError', operation, `AWS KMS cannot be reached (${operation}): ${this.#scrub(e instanceof Error ? e.message : String(e))}`);
     }
-    const text = await res.text();
     if (!res.ok) throw this.#failure(operation, res, text);
     if (text.trim() === '') return {};
     try {

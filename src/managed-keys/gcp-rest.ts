@@ -6,6 +6,7 @@
 
 import { accessToken, forgetToken, type ServiceAccount } from './gcp-auth';
 import { ManagedKeyError, type BackendDeps } from './types';
+import { textWithin } from '../framework/deadline';
 
 const PUBLIC_ENDPOINT = 'https://cloudkms.googleapis.com';
 const RETRY_STATUSES = new Set([429, 500, 503, 504]);
@@ -53,13 +54,16 @@ export function kmsClient(sa: ServiceAccount, deps: BackendDeps): KmsClient {
       for (let attempt = 0; ; attempt++) {
         const token = await accessToken(sa, fetcher);
         let res: Response;
+        let text: string;
         try {
-          res = await fetcher(url, {
-            method,
-            headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-            body: body !== undefined ? JSON.stringify(body) : undefined,
-            signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-          });
+          ({ res, text } = await textWithin(REQUEST_TIMEOUT_MS, (signal) =>
+            fetcher(url, {
+              method,
+              headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+              body: body !== undefined ? JSON.stringify(body) : undefined,
+              signal,
+            }),
+          ));
         } catch (e) {
           if (attempt < RETRIES) {
             await sleep(250 * 3 ** attempt);
@@ -67,7 +71,6 @@ export function kmsClient(sa: ServiceAccount, deps: BackendDeps): KmsClient {
           }
           throw new ManagedKeyError(502, `Google Cloud KMS (${origin}) cannot be reached: ${e instanceof Error ? e.message : String(e)}`);
         }
-        const text = await res.text();
         if (res.ok) {
           try {
             return JSON.parse(text) as T;

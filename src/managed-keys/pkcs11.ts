@@ -6,6 +6,7 @@
 import { fromBase64, toBase64 } from '../crypto/encoding';
 import type { HashName } from '../crypto/transit/hashes';
 import { ManagedKeyError, ManagedKeyMissing, type BackendDeps, type ManagedKey, type ManagedKeyEntry, type Pkcs11Config, type PublicKeyInfo, type SignOptions } from './types';
+import { textWithin } from '../framework/deadline';
 
 /** CKM_* values of the mechanism families. */
 const CKM_RSA_PKCS = 0x0001;
@@ -49,14 +50,14 @@ export function pkcs11Backend(entry: ManagedKeyEntry, deps: BackendDeps, options
   /** One bridge call with the key's reference; the bridge's refusals become ManagedKeyErrors. */
   async function call<T>(route: string, body: Record<string, unknown>): Promise<T> {
     let res: Response;
+    let text: string;
     try {
       // A deadline, so that a bridge that hangs cannot hold requests (and the write orders they run in) forever.
-      const signal = AbortSignal.timeout(route === '/v1/key/generate' ? GENERATE_TIMEOUT_MS : CALL_TIMEOUT_MS);
-      res = await bridge!.fetch(`${base}${route}`, { method: 'POST', headers, body: JSON.stringify({ ...keyRef(config), ...body }), signal });
+      const ms = route === '/v1/key/generate' ? GENERATE_TIMEOUT_MS : CALL_TIMEOUT_MS;
+      ({ res, text } = await textWithin(ms, (signal) => bridge!.fetch(`${base}${route}`, { method: 'POST', headers, body: JSON.stringify({ ...keyRef(config), ...body }), signal })));
     } catch (e) {
       throw new ManagedKeyError(502, `the HSM bridge cannot be reached: ${e instanceof Error ? e.message : String(e)}`);
     }
-    const text = await res.text();
     let answer: { error?: string; code?: string } & Record<string, unknown> = {};
     try {
       answer = text ? (JSON.parse(text) as typeof answer) : {};

@@ -14,6 +14,7 @@ import { chainEntry, genesisHead, type ChainHead } from './chain';
 import { formatEntry, type AuditInput } from './entry';
 import { saltedHasher, type Hasher } from './hash';
 import type { DeviceOptions } from './options';
+import { withDeadline } from '../../framework/deadline';
 
 const CONFIG_KEY = 'device/config';
 const SALT_KEY = 'device/salt';
@@ -55,12 +56,7 @@ interface Delivery {
 export async function postEntry(url: string, body: string, contentType: string, fetcher: typeof fetch = fetch): Promise<void> {
   let res: Response;
   try {
-    res = await fetcher(url, {
-      method: 'POST',
-      headers: { 'Content-Type': contentType },
-      body,
-      signal: AbortSignal.timeout(HTTP_DELIVERY_TIMEOUT_MS),
-    });
+    res = await withDeadline(HTTP_DELIVERY_TIMEOUT_MS, (signal) => fetcher(url, { method: 'POST', headers: { 'Content-Type': contentType }, body, signal }));
   } catch (e) {
     throw new Error(`POST ${url} failed: ${e instanceof Error ? e.message : String(e)}`);
   }

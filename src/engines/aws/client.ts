@@ -4,6 +4,7 @@
 
 import { AwsClient } from 'aws4fetch';
 import { XMLParser } from 'fast-xml-parser';
+import { textWithin } from '../../framework/deadline';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -130,6 +131,7 @@ export class QueryClient {
 
   async #once(endpoint: Endpoint, action: string, body: string): Promise<Record<string, unknown>> {
     let res: Response;
+    let text: string;
     try {
       const request = await this.#signer.sign(endpoint.url, {
         method: 'POST',
@@ -137,11 +139,10 @@ export class QueryClient {
         body,
         aws: { service: this.service, region: endpoint.region },
       });
-      res = await fetch(request, { signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+      ({ res, text } = await textWithin(ATTEMPT_TIMEOUT_MS, (signal) => fetch(request, { signal })));
     } catch (e) {
       throw new AwsError(0, 'RequestError', `send request failed: ${e instanceof Error ? e.message : String(e)}`, '');
     }
-    const text = await res.text();
     if (!res.ok) throw parseError(res.status, text);
     let doc: Record<string, unknown>;
     try {
