@@ -208,7 +208,7 @@ export async function answerFirst(uuid: string, stamp: string, wire: WireRequest
  * audit device that now records), takes a grant next, which brings its resolution anew.
  */
 export function answeredFirst(uuid: string, wire: WireRequest, token: string, result: WireResult): void {
-  if (result.kind === 'settled') return;
+  // `settled`: the outcome was taken under this state; nothing to learn.
   if (result.kind !== 'ok' && result.kind !== 'error') return;
   resumedAt(uuid, result.stamp);
   if (result.recomputed || (result.kind === 'error' && (result.status === 403 || result.status === 401))) states.get(uuid)?.callers.delete(callerKey(token, wire));
