@@ -7,7 +7,7 @@ import type { IdentityCache } from '../src/core/identity/cache';
 import type { MetricsRegistry } from '../src/core/metrics/registry';
 import { countTokenCreation } from '../src/core/metrics/requests';
 import { findRoute } from '../src/core/mounts/table';
-import { BATCH_TOKEN_PREFIX, newServiceToken, shardFor, type TokenEntry } from '../src/core/tokens/entry';
+import { BATCH_TOKEN_PREFIX, newServiceTokenFor, shardFor, type TokenEntry } from '../src/core/tokens/entry';
 import type { TokenShard } from '../src/core/tokens/shard';
 import type { LogicalRequest, RenewLimits } from '../src/framework/backend';
 import { badRequest, CofferError } from '../src/framework/errors';
@@ -30,8 +30,12 @@ export type Peer = Pick<
 export interface TokenOpsSite {
   env: Env;
   shard: TokenShard;
+  /** This shard's number, of `shards`. */
+  shardNo: number;
   shards: number;
   peer(n: number): Peer;
+  /** Settles once the grouped writes staged so far are in SQLite. */
+  durable(): Promise<void>;
   metrics: MetricsRegistry;
   identity: IdentityCache;
   identityClient: IdentityClient;
@@ -47,13 +51,23 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
   const peerOf = (tokenOrAccessor: string) => site.peer(shardFor(tokenOrAccessor, shards));
   const allShards = () => Array.from({ length: shards }, (_, n) => site.peer(n));
 
-  /** auth/token/create of a service token (a child of the caller, which lives on this shard). */
+  /**
+   * auth/token/create of a service token (a child of the caller, which lives on this shard). A
+   * drawn token is drawn for this shard and written with the link to its parent in one grouped
+   * batch: the reply waits until that is durable. A chosen ID lives wherever it hashes.
+   */
   const createService = async (partial: Omit<TokenEntry, 'accessor'>, id: string): Promise<Issued> => {
-    const token = id || newServiceToken();
-    const entry: TokenEntry = { ...partial, accessor: shard.tokens.accessorFor(token) };
-    if (id && (await peerOf(token).lookupToken(token))) throw badRequest('cannot create a token with a duplicate ID');
-    await shard.create(token, entry, !id);
-    return { token, entry };
+    if (!id) {
+      const token = newServiceTokenFor(site.shardNo, shards);
+      const entry: TokenEntry = { ...partial, accessor: shard.tokens.accessorFor(token) };
+      await shard.createHere(token, entry);
+      await site.durable();
+      return { token, entry };
+    }
+    const entry: TokenEntry = { ...partial, accessor: shard.tokens.accessorFor(id) };
+    if (await peerOf(id).lookupToken(id)) throw badRequest('cannot create a token with a duplicate ID');
+    await shard.create(id, entry);
+    return { token: id, entry };
   };
 
   /**

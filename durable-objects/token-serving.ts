@@ -36,6 +36,7 @@ export interface TokenServingSite {
   env: Env;
   storage: ObjectStorage;
   shard: TokenShard;
+  shardNo: number;
   shards: number;
   peer(n: number): Peer;
   metrics: MetricsRegistry;
@@ -63,6 +64,7 @@ export class TokenServing {
     this.#backend = tokenBackend(
       shardTokenOps({
         ...site,
+        durable: () => site.storage.grouped.durable(),
         mountConfig: () => this.mountConfig(),
         caller: (req) => (req.auth && this.#callers.get(req.auth)) ?? null,
         issueBatch: (partial) => this.issueBatch(partial),

@@ -79,7 +79,7 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
     ));
     // New wrapping tokens go to their own shard (possibly this one, without a round trip).
     const wrapStore: WrapStore = (token, record) => (shardFor(token, shards) === shardNo ? this.wrap(token, record) : tokenShardStub(env, shardFor(token, shards)).wrap(token, record));
-    this.#serving = new TokenServing({ env, storage, shard, shards, peer, metrics: this.#metrics, activity, acls, audit, identity, identityClient, wrapStore });
+    this.#serving = new TokenServing({ env, storage, shard, shardNo, shards, peer, metrics: this.#metrics, activity, acls, audit, identity, identityClient, wrapStore });
   }
 
   #peer(n: number): Peer & TokenStoreContract {
@@ -191,8 +191,8 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
   }
 
   // ---- PeerShard: token tree operations ----
-  storeToken(token: string, entry: TokenEntry, random = false): Promise<void> {
-    return this.shard.storeToken(token, entry, random);
+  storeToken(token: string, entry: TokenEntry): Promise<void> {
+    return this.shard.storeToken(token, entry);
   }
   addChild(parentAccessor: string, childAccessor: string): Promise<boolean> {
     return this.shard.addChild(parentAccessor, childAccessor);

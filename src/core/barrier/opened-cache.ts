@@ -4,6 +4,8 @@
 // restore — changes the bytes and misses. Bounded by total plaintext size, least recently used
 // first out.
 
+import { LruMap } from '../lru-map';
+
 const MAX_BYTES = 4 * 1024 * 1024;
 /** Larger values are not worth holding: their decrypt is a small part of handling them. */
 const MAX_VALUE_BYTES = 64 * 1024;
@@ -22,44 +24,29 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
 }
 
 export class OpenedCache {
-  private readonly entries = new Map<string, Entry>();
-  private bytes = 0;
+  private readonly entries = new LruMap<Entry>((e) => e.plain.length + e.sealed.length, MAX_BYTES);
 
   /** The plaintext for `sealed` at `key` (a copy the caller may keep), or null. */
   lookup(key: string, sealed: Uint8Array): Uint8Array | null {
     const entry = this.entries.get(key);
     if (!entry) return null;
     if (!sameBytes(entry.sealed, sealed)) {
-      this.forget(key);
+      this.entries.delete(key);
       return null;
     }
-    // Most recently used goes last.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
     return entry.plain.slice();
   }
 
   remember(key: string, sealed: Uint8Array, plain: Uint8Array): void {
-    this.forget(key);
-    if (plain.length > MAX_VALUE_BYTES) return;
-    this.entries.set(key, { sealed, plain: plain.slice() });
-    this.bytes += plain.length + sealed.length;
-    for (const [oldest, entry] of this.entries) {
-      if (this.bytes <= MAX_BYTES) break;
-      this.entries.delete(oldest);
-      this.bytes -= entry.plain.length + entry.sealed.length;
-    }
+    if (plain.length > MAX_VALUE_BYTES) this.entries.delete(key);
+    else this.entries.set(key, { sealed, plain: plain.slice() });
   }
 
   forget(key: string): void {
-    const entry = this.entries.get(key);
-    if (!entry) return;
     this.entries.delete(key);
-    this.bytes -= entry.plain.length + entry.sealed.length;
   }
 
   clear(): void {
     this.entries.clear();
-    this.bytes = 0;
   }
 }

@@ -19,16 +19,24 @@ export const newServiceToken = newRootToken;
  * Accessors are chosen so they hash to the same shard as their token: then a request naming only
  * the accessor (lookup-accessor, revoke-accessor) finds the shard without asking anyone.
  */
-export function newAccessorFor(token: string, shards: number): string {
-  const shard = shardFor(token, shards);
-  // 23 random characters, then random last ones until the shard matches: still over 130 random
-  // bits, for a fraction of the draws of whole accessors. A head no last character fits (about
-  // one in 50 million with 4 shards) is drawn again.
+export const newAccessorFor = (token: string, shards: number): string => drawForShard('', 24, shardFor(token, shards), shards);
+
+/**
+ * A service token that belongs to `shard`: auth/token/create draws its tokens for the serving
+ * shard, so the token, its accessor and its parent's link to it are written together there.
+ */
+export const newServiceTokenFor = (shard: number, shards: number): string => drawForShard(SERVICE_TOKEN_PREFIX, ROOT_TOKEN_LENGTH - SERVICE_TOKEN_PREFIX.length, shard, shards);
+
+/** `prefix` and `length` random base62 characters, the result belonging to `shard`. */
+function drawForShard(prefix: string, length: number, shard: number, shards: number): string {
+  // All but the last character at random, then random last ones until the shard matches: still
+  // over 130 random bits, for a fraction of the draws of whole strings. A head none of 32 last
+  // characters fits (about one in 10,000 with 4 shards) is drawn again.
   for (;;) {
-    const head = randomBase62(23);
-    for (let i = 0; i < 256; i++) {
-      const accessor = head + randomBase62(1);
-      if (shardFor(accessor, shards) === shard) return accessor;
+    const head = prefix + randomBase62(length - 1);
+    for (const last of randomBase62(32)) {
+      const drawn = head + last;
+      if (shardFor(drawn, shards) === shard) return drawn;
     }
   }
 }
@@ -169,11 +177,19 @@ export function tokenLookupData(entry: TokenEntry, id: string, now = Date.now())
 export function shardFor(token: string, shards: number): number {
   if (shards <= 1) return 0;
   let h = 0x811c9dc5;
-  for (const b of utf8(token)) {
-    h ^= b;
-    h = Math.imul(h, 0x01000193) >>> 0;
+  // Over the UTF-8 bytes; an ASCII string's characters are its bytes (no encoding needed).
+  for (let i = 0; i < token.length; i++) {
+    const c = token.charCodeAt(i);
+    if (c >= 0x80) return fnvUtf8(token) % shards;
+    h = Math.imul(h ^ c, 0x01000193) >>> 0;
   }
   return h % shards;
+}
+
+function fnvUtf8(token: string): number {
+  let h = 0x811c9dc5;
+  for (const b of utf8(token)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
+  return h;
 }
 
 export const tokenShardName = (shard: number): string => `token-shard-${shard}`;

@@ -23,7 +23,7 @@ interface HolderRecord {
 
 /** What a shard asks of other shards (the same methods it serves itself). */
 export interface PeerShard {
-  storeToken(token: string, entry: TokenEntry, random?: boolean): Promise<void>;
+  storeToken(token: string, entry: TokenEntry): Promise<void>;
   addChild(parentAccessor: string, childAccessor: string): Promise<boolean>;
   removeChild(parentAccessor: string, childAccessor: string): Promise<void>;
   revokeAccessor(accessor: string): Promise<void>;
@@ -51,13 +51,13 @@ export class TokenShard {
   /** Serialises read-modify-write of one token (uses, renewals); never held across a peer call. */
   private readonly rmw = new Mutex();
 
-  /** `loginStorage`: where new login tokens are written (TokenStore). */
+  /** `grouped`: where new random tokens are written (TokenStore). */
   constructor(
     private readonly storage: Storage,
     private readonly ports: ShardPorts,
-    loginStorage: Storage = storage,
+    grouped: Storage = storage,
   ) {
-    this.tokens = new TokenStore(storage, ports.shards, loginStorage);
+    this.tokens = new TokenStore(storage, ports.shards, grouped);
   }
 
   reset(): void {
@@ -149,14 +149,14 @@ export class TokenShard {
   // ---- creation ----
 
   /** Stores a token created on another shard (or this one). */
-  async storeToken(token: string, entry: TokenEntry, random = false): Promise<void> {
-    await this.tokens.put(token, entry, random);
+  async storeToken(token: string, entry: TokenEntry): Promise<void> {
+    await this.tokens.put(token, entry);
     if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
   }
 
   /** Stores an auth method's login token, drawn at random for this shard. */
   async storeLogin(token: string, entry: TokenEntry): Promise<void> {
-    await this.tokens.putLogin(token, entry);
+    await this.tokens.putGrouped(token, entry);
     if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
   }
 
@@ -172,15 +172,32 @@ export class TokenShard {
   }
 
   /**
-   * Stores a new service token wherever it belongs and links it under its parent. If the parent
-   * is revoked meanwhile, the new token is revoked too, so no child outlives its parent.
+   * Stores a new service token of a chosen ID wherever it belongs and links it under its parent.
+   * If the parent is revoked meanwhile, the new token is revoked too, so no child outlives its parent.
    */
-  async create(token: string, entry: TokenEntry, random = false): Promise<void> {
+  async create(token: string, entry: TokenEntry): Promise<void> {
     // The parent is the caller, whose token lives on this shard.
     if (entry.parent && !(await this.addChild(entry.parent, entry.accessor))) throw badRequest('parent token was revoked');
-    await this.peerFor(token).storeToken(token, entry, random);
+    await this.peerFor(token).storeToken(token, entry);
     if (entry.parent && !(await this.tokens.byAccessor(entry.parent))) {
       await this.peerFor(entry.accessor).revokeAccessor(entry.accessor);
+      throw badRequest('parent token was revoked');
+    }
+  }
+
+  /**
+   * Stores a new service token drawn for this shard (newServiceTokenFor), linked under its parent
+   * (the caller, also of this shard), in one batch through the grouped storage: the host replies
+   * once it is durable. Only then is the parent checked, as the grouped storage sees it: a
+   * revocation that removed the parent earlier is seen, and one that removes it later flushes the
+   * batch first and so finds the link; either way no child outlives its parent.
+   */
+  async createHere(token: string, entry: TokenEntry): Promise<void> {
+    if (shardFor(token, this.ports.shards) !== this.ports.shard) throw new Error('token created on the wrong shard');
+    await this.tokens.putGrouped(token, entry, entry.parent || undefined);
+    if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
+    if (entry.parent && !(await this.tokens.storedInGroup(entry.parent))) {
+      await this.revokeAccessor(entry.accessor);
       throw badRequest('parent token was revoked');
     }
   }

@@ -24,6 +24,8 @@ const EXPIRY = 'expiry/';
 const expiryKey = (ms: number, hash: string) => `${EXPIRY}${String(ms).padStart(13, '0')}-${hash}`;
 const expiryOf = (key: string): { ms: number; hash: string } => ({ ms: Number(key.slice(EXPIRY.length, EXPIRY.length + 13)), hash: key.slice(EXPIRY.length + 14) });
 
+const childKey = (parentAccessor: string, childAccessor: string) => `children/${parentAccessor}/${childAccessor}`;
+
 /** A wrapped response and how it was made (Vault keeps these in the wrapping token's cubbyhole). */
 export interface WrappedResponse {
   /** The original response envelope, as JSON text. */
@@ -48,13 +50,14 @@ export class TokenStore {
   private readonly cachedTokens = new Map<string, string>();
 
   /**
-   * `loginStorage` takes the rows of new login tokens: a host may stage them for a group commit
-   * there (src/core/barrier/grouped-writes.ts) and reply once they are durable; all else goes to `storage`.
+   * `grouped` takes the rows of new random tokens (logins, auth/token/create): a host may stage
+   * them for a group commit there (src/core/barrier/grouped-writes.ts) and reply once they are
+   * durable; all else goes to `storage`.
    */
   constructor(
     private readonly storage: Storage,
     private readonly shards: number,
-    private readonly loginStorage: Storage = storage,
+    private readonly grouped: Storage = storage,
   ) {}
 
   private async getSalt(create: boolean): Promise<Uint8Array | null> {
@@ -76,10 +79,14 @@ export class TokenStore {
   }
 
   private remember(token: string, stored: StoredToken): void {
+    // An eighth at a time: finding the oldest walks over the tombstones of earlier deletions.
     if (this.cache.size >= CACHE_LIMIT) {
-      const [oldest, old] = this.cache.entries().next().value!;
-      this.cache.delete(oldest);
-      this.cachedTokens.delete(old.hash);
+      let evict = CACHE_LIMIT / 8;
+      for (const [oldest, old] of this.cache) {
+        if (evict-- <= 0) break;
+        this.cache.delete(oldest);
+        this.cachedTokens.delete(old.hash);
+      }
     }
     this.cache.set(token, stored);
     this.cachedTokens.set(stored.hash, token);
@@ -122,23 +129,30 @@ export class TokenStore {
     return ops;
   }
 
-  /**
-   * Stores a new token. The accessor must be one from accessorFor(token). `random`: the token was
-   * just drawn at random (over 140 bits), so it cannot exist already and is not looked up.
-   */
-  async put(token: string, entry: TokenEntry, random = false): Promise<StoredToken> {
+  /** Stores a new token. The accessor must be one from accessorFor(token). */
+  async put(token: string, entry: TokenEntry): Promise<StoredToken> {
     const hash = (await this.hash(token, true))!;
-    if (!random && (await this.storage.get(`${TOKENS_PREFIX}${hash}`))) throw new Error('token already exists');
+    if (await this.storage.get(`${TOKENS_PREFIX}${hash}`)) throw new Error('token already exists');
     return this.store(token, hash, entry, this.storage);
   }
 
-  /** Stores a login's new token (drawn at random, so not looked up) through the login storage. */
-  async putLogin(token: string, entry: TokenEntry): Promise<StoredToken> {
-    return this.store(token, (await this.hash(token, true))!, entry, this.loginStorage);
+  /**
+   * Stores a new token drawn at random (so not looked up) through the grouped storage, with its
+   * link under its parent when `parent` is given: one batch, all or none.
+   */
+  async putGrouped(token: string, entry: TokenEntry, parent?: string): Promise<StoredToken> {
+    const link: StorageOp[] = parent ? [{ key: childKey(parent, entry.accessor), value: new Uint8Array(0) }] : [];
+    return this.store(token, (await this.hash(token, true))!, entry, this.grouped, link);
   }
 
-  private async store(token: string, hash: string, entry: TokenEntry, storage: Storage): Promise<StoredToken> {
-    await this.apply([...this.entryOps(hash, entry, null), { key: `accessors/${entry.accessor}`, value: utf8(JSON.stringify({ hash })) }], storage);
+  /** Whether a token with this accessor is stored, as the grouped storage sees it (staged rows included). */
+  async storedInGroup(accessor: string): Promise<boolean> {
+    const ref = await getJSON<{ hash: string }>(this.grouped, `accessors/${accessor}`);
+    return ref !== null && (await this.grouped.get(`${TOKENS_PREFIX}${ref.hash}`)) !== null;
+  }
+
+  private async store(token: string, hash: string, entry: TokenEntry, storage: Storage, more: StorageOp[] = []): Promise<StoredToken> {
+    await this.apply([...more, ...this.entryOps(hash, entry, null), { key: `accessors/${entry.accessor}`, value: utf8(JSON.stringify({ hash })) }], storage);
     const stored = { hash, entry };
     this.remember(token, stored);
     return stored;
@@ -200,11 +214,11 @@ export class TokenStore {
   }
 
   async addChild(parentAccessor: string, childAccessor: string): Promise<void> {
-    await this.storage.put(`children/${parentAccessor}/${childAccessor}`, new Uint8Array(0));
+    await this.storage.put(childKey(parentAccessor, childAccessor), new Uint8Array(0));
   }
 
   async removeChild(parentAccessor: string, childAccessor: string): Promise<void> {
-    await this.storage.delete(`children/${parentAccessor}/${childAccessor}`);
+    await this.storage.delete(childKey(parentAccessor, childAccessor));
   }
 
   async children(parentAccessor: string): Promise<string[]> {

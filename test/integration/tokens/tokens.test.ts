@@ -151,19 +151,49 @@ describe('revoking', () => {
     return [a, b, cc];
   }
 
+  it("draws a created token for its parent's shard, so the token and the link to it are written together", async () => {
+    const [a, b, cc] = await chain();
+    const rootShard = shardFor(c.root, 3);
+    for (const t of [a, b, cc]) expect(shardFor(t.client_token, 3)).toBe(rootShard);
+    const orphan = await create({ no_parent: true });
+    expect(shardFor(orphan.client_token, 3)).toBe(rootShard);
+  });
+
   it('revokes a token with its whole subtree, on every shard', async () => {
-    // Build chains until the subtree spans more than one shard.
-    let tokens: Record<string, any>[] = [];
-    for (let i = 0; i < 20; i++) {
-      tokens = await chain();
-      if (new Set(tokens.map((t) => shardFor(t.client_token, 3))).size > 1) break;
-    }
-    expect(new Set(tokens.map((t) => shardFor(t.client_token, 3))).size).toBeGreaterThan(1);
+    // Drawn tokens share their parent's shard; tokens of chosen IDs live where their IDs hash, so
+    // B and C are given IDs of the other two shards.
+    const a = await create({ ttl: '1h' });
+    const others = [0, 1, 2].filter((n) => n !== shardFor(a.client_token, 3));
+    const idOn = (shard: number) => Array.from({ length: 100 }, (_, i) => `subtree-${shard}-${i}`).find((id) => shardFor(id, 3) === shard)!;
+    const b = await create({ ttl: '1h', id: idOn(others[0]) }, a.client_token);
+    const cc = await create({ ttl: '1h', id: idOn(others[1]) }, b.client_token);
+    const dd = await create({ ttl: '1h' }, cc.client_token);
+    const tokens = [a, b, cc, dd];
+    expect(new Set(tokens.map((t) => shardFor(t.client_token, 3))).size).toBe(3);
     for (const t of tokens) expect((await api('GET', 'secret/probe', { token: t.client_token })).status).toBe(200);
     expect((await post('revoke', { token: tokens[0].client_token })).status).toBe(204);
     for (const t of tokens) {
       expect((await api('GET', 'secret/probe', { token: t.client_token })).status).toBe(403);
       expect((await lookup(t.client_token)).status).toBe(403);
+    }
+  });
+
+  it('a parent revoked while its children are being created leaves none of them alive', async () => {
+    for (let round = 0; round < 5; round++) {
+      const parent = await create({ ttl: '1h' });
+      const creating = Array.from({ length: 40 }, () => post('create', { ttl: '1h' }, parent.client_token));
+      // Revoked once the first creations are answered, while later ones are on their way.
+      await Promise.race(creating);
+      const revoked = post('revoke', { token: parent.client_token });
+      const made = await Promise.all(creating);
+      expect((await revoked).status).toBe(204);
+      for (const r of made) {
+        if (r.status !== 200) {
+          expect(r.status).toBeGreaterThanOrEqual(400);
+          continue;
+        }
+        expect((await lookup(r.body.auth.client_token)).status).toBe(403);
+      }
     }
   });
 

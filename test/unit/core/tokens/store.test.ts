@@ -40,18 +40,31 @@ describe('TokenStore writes', () => {
     expect([...failing.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
   });
 
-  it("writes a login's token through the login storage, in one batch, without looking it up first", async () => {
+  it('writes a drawn token through the grouped storage, in one batch, without looking it up first', async () => {
     const storage = new CountingStorage();
-    const logins = new CountingStorage();
-    const store = new TokenStore(storage, 4, logins);
+    const grouped = new CountingStorage();
+    const store = new TokenStore(storage, 4, grouped);
     await store.hash('warm-up', true);
     storage.gets = [];
-    const stored = await store.putLogin('hvs.login', entry(store, 'hvs.login', Date.now() + 60_000));
+    const stored = await store.putGrouped('hvs.login', entry(store, 'hvs.login', Date.now() + 60_000));
     expect(storage.batches.length).toBe(0);
     expect(storage.gets).toEqual([]);
-    expect(logins.batches.map((b) => b.map((op) => op.key.split('/')[0]).sort())).toEqual([['accessors', 'expiry', 'tokens']]);
-    expect(logins.data.has(`tokens/${stored.hash}`)).toBe(true);
+    expect(grouped.batches.map((b) => b.map((op) => op.key.split('/')[0]).sort())).toEqual([['accessors', 'expiry', 'tokens']]);
+    expect(grouped.data.has(`tokens/${stored.hash}`)).toBe(true);
     expect((await store.lookup('hvs.login'))?.hash).toBe(stored.hash);
+  });
+
+  it("links a created token under its parent in the token's own batch, and sees staged tokens", async () => {
+    const storage = new CountingStorage();
+    const grouped = new CountingStorage();
+    const store = new TokenStore(storage, 4, grouped);
+    const child = entry(store, 'hvs.child', Date.now() + 60_000);
+    expect(await store.storedInGroup(child.accessor)).toBe(false);
+    await store.putGrouped('hvs.child', child, 'parentAccessor');
+    expect(grouped.batches.map((b) => b.map((op) => op.key.split('/')[0]).sort())).toEqual([['accessors', 'children', 'expiry', 'tokens']]);
+    expect(grouped.data.has(`children/parentAccessor/${child.accessor}`)).toBe(true);
+    expect(await store.storedInGroup(child.accessor)).toBe(true);
+    expect(storage.batches.length).toBe(0);
   });
 
   it('renewal moves the expiry index in the same batch; removal deletes everything in one', async () => {
@@ -68,15 +81,12 @@ describe('TokenStore writes', () => {
     expect([...storage.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
   });
 
-  it('looks a token up before storing it unless it was just drawn at random', async () => {
+  it('looks a token of a chosen ID up before storing it', async () => {
     const storage = new CountingStorage();
     const store = new TokenStore(storage, 4);
     await store.put('hvs.custom', entry(store, 'hvs.custom', null));
     expect(storage.gets.filter((k) => k.startsWith('tokens/')).length).toBe(1);
     await expect(store.put('hvs.custom', entry(store, 'hvs.custom', null))).rejects.toThrow('token already exists');
-    storage.gets = [];
-    await store.put('hvs.random', entry(store, 'hvs.random', null), true);
-    expect(storage.gets.filter((k) => k.startsWith('tokens/'))).toEqual([]);
   });
 });
 
