@@ -48,6 +48,8 @@ export class TokenStore {
   private readonly cache = new Map<string, StoredToken>();
   /** hash → token, for dropping cache entries when a change arrives by accessor. */
   private readonly cachedTokens = new Map<string, string>();
+  /** Counts removals and resets: a lookup that read storage before one must not cache what it read. */
+  private removals = 0;
 
   /**
    * `grouped` takes the rows of new random tokens (logins, auth/token/create): a host may stage
@@ -73,6 +75,7 @@ export class TokenStore {
 
   /** Forgets everything held in memory (after a seal or a keyring change). */
   reset(): void {
+    this.removals++;
     this.salt = null;
     this.cache.clear();
     this.cachedTokens.clear();
@@ -145,10 +148,12 @@ export class TokenStore {
     return this.store(token, (await this.hash(token, true))!, entry, this.grouped, link);
   }
 
-  /** Whether a token with this accessor is stored, as the grouped storage sees it (staged rows included). */
+  /**
+   * Whether a token with this accessor is stored, as the grouped storage sees it (staged rows
+   * included). Its accessor row goes with it (remove() deletes both in one batch).
+   */
   async storedInGroup(accessor: string): Promise<boolean> {
-    const ref = await getJSON<{ hash: string }>(this.grouped, `accessors/${accessor}`);
-    return ref !== null && (await this.grouped.get(`${TOKENS_PREFIX}${ref.hash}`)) !== null;
+    return (await this.grouped.get(`accessors/${accessor}`)) !== null;
   }
 
   private async store(token: string, hash: string, entry: TokenEntry, storage: Storage, more: StorageOp[] = []): Promise<StoredToken> {
@@ -175,6 +180,7 @@ export class TokenStore {
 
   /** Deletes a token's records (its children index stays: the caller revokes or orphans them). */
   async remove({ hash, entry }: StoredToken): Promise<void> {
+    this.removals++;
     this.forget(hash);
     const ops: StorageOp[] = [
       { key: `${TOKENS_PREFIX}${hash}`, value: null },
@@ -189,12 +195,14 @@ export class TokenStore {
   async lookup(token: string, now = Date.now()): Promise<StoredToken | null> {
     let stored = this.cache.get(token) ?? null;
     if (!stored) {
+      const removals = this.removals;
       const hash = await this.hash(token);
       if (!hash) return null;
       const entry = await getJSON<TokenEntry>(this.storage, `${TOKENS_PREFIX}${hash}`);
       if (!entry) return null;
       stored = { hash, entry };
-      this.remember(token, stored);
+      // A token removed while this read was under way would otherwise stay usable from memory.
+      if (this.removals === removals) this.remember(token, stored);
     }
     if (stored.entry.expireTime !== null && stored.entry.expireTime <= now) return null;
     return stored;

@@ -81,6 +81,29 @@ describe('TokenStore writes', () => {
     expect([...storage.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
   });
 
+  it('keeps no token in memory that was removed while it was being looked up', async () => {
+    let release = () => {};
+    let gate: Promise<void> | null = null;
+    class GatedReads extends MemoryStorage {
+      override async get(key: string) {
+        const value = await super.get(key);
+        if (gate && key.startsWith('tokens/')) await gate;
+        return value;
+      }
+    }
+    const store = new TokenStore(new GatedReads(), 4);
+    const stored = await store.put('hvs.gone', entry(store, 'hvs.gone', null));
+    store.reset(); // not in memory: the next lookup reads storage
+    gate = new Promise((resolve) => (release = resolve));
+    const looking = store.lookup('hvs.gone');
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    await store.remove(stored);
+    gate = null;
+    release();
+    expect((await looking)?.hash).toBe(stored.hash); // read before the removal
+    expect(await store.lookup('hvs.gone')).toBeNull();
+  });
+
   it('looks a token of a chosen ID up before storing it', async () => {
     const storage = new CountingStorage();
     const store = new TokenStore(storage, 4);
