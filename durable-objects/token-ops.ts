@@ -56,11 +56,11 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
    * drawn token is drawn for this shard and written with the link to its parent in one grouped
    * batch: the reply waits until that is durable. A chosen ID lives wherever it hashes.
    */
-  const createService = async (partial: Omit<TokenEntry, 'accessor'>, id: string): Promise<Issued> => {
+  const createService = async (partial: Omit<TokenEntry, 'accessor'>, id: string, caller: Caller): Promise<Issued> => {
     if (!id) {
       const token = newServiceTokenFor(site.shardNo, shards);
       const entry: TokenEntry = { ...partial, accessor: shard.tokens.accessorFor(token) };
-      await shard.createHere(token, entry);
+      await shard.createHere(token, entry, caller.entry.accessor === entry.parent ? caller.foundAt : undefined);
       await site.durable();
       return { token, entry };
     }
@@ -88,8 +88,8 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
   return {
     caller: async (req) => await site.caller(req),
     mountConfig: () => site.mountConfig(),
-    issue: async (partial, id) => {
-      const issued = partial.type === 'batch' ? await site.issueBatch(partial) : await createService(partial, id);
+    issue: async (partial, id, caller) => {
+      const issued = partial.type === 'batch' ? await site.issueBatch(partial) : await createService(partial, id, caller);
       countTokenCreation(site.metrics, { authMethod: 'token', mountPoint: TOKEN_MOUNT_POINT, ttl: issued.entry.ttl, type: issued.entry.type });
       return issued;
     },

@@ -158,6 +158,8 @@ export class TokenServing {
   async #validate(token: string, clientIP: string): Promise<Validation> {
     const { shard, activity } = this.#site;
     let entry: TokenEntry | null;
+    // Counted before the lookup: a removal during it counts as one since.
+    const foundAt = shard.tokens.removalCount;
     if (token.startsWith(BATCH_TOKEN_PREFIX)) entry = await this.openBatch(token);
     else {
       entry = (await shard.tokens.lookup(token))?.entry ?? null;
@@ -169,7 +171,7 @@ export class TokenServing {
     if (!exempt && !allowedByCIDRs(entry.boundCidrs, clientIP)) return { status: 'cidr' };
     if (entry.accessor) await activity.note(entry);
     const auth = authContextFor(entry);
-    this.#callers.set(auth, { token, entry });
+    this.#callers.set(auth, { token, entry, foundAt });
     return { status: 'ok', auth };
   }
 }

@@ -19,14 +19,19 @@ export interface TokenMountConfig {
 export interface Caller {
   token: string;
   entry: TokenEntry;
+  /** Its shard's count of token removals when the caller was found stored (TokenStore.removalCount). */
+  foundAt?: number;
 }
 
 export interface TokenOps {
   /** The token that made the request (validated already), with its entry. */
   caller(req: LogicalRequest): Promise<Caller | null>;
   mountConfig(): Promise<TokenMountConfig>;
-  /** Stores a new token (service: on its shard, linked under its parent; batch: encoded) and returns it. */
-  issue(entry: Omit<TokenEntry, 'accessor'>, id: string): Promise<{ token: string; entry: TokenEntry }>;
+  /**
+   * Stores a new token (service: on its shard, linked under its parent; batch: encoded) and
+   * returns it. `caller`: the request's caller, the parent unless the entry is an orphan.
+   */
+  issue(entry: Omit<TokenEntry, 'accessor'>, id: string, caller: Caller): Promise<{ token: string; entry: TokenEntry }>;
   /** Entry of any token (service or batch), or null when unknown or expired. */
   lookup(token: string): Promise<TokenEntry | null>;
   lookupAccessor(accessor: string): Promise<TokenEntry | null>;

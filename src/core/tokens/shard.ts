@@ -190,13 +190,16 @@ export class TokenShard {
    * (the caller, also of this shard), in one batch through the grouped storage: the host replies
    * once it is durable. Only then is the parent checked, as the grouped storage sees it: a
    * revocation that removed the parent earlier is seen, and one that removes it later flushes the
-   * batch first and so finds the link; either way no child outlives its parent.
+   * batch first and so finds the link; either way no child outlives its parent. `parentFoundAt`:
+   * the store's removalCount when the parent was found stored (no removal since: no read).
    */
-  async createHere(token: string, entry: TokenEntry): Promise<void> {
+  async createHere(token: string, entry: TokenEntry, parentFoundAt?: number): Promise<void> {
     if (shardFor(token, this.ports.shards) !== this.ports.shard) throw new Error('token created on the wrong shard');
     await this.tokens.putGrouped(token, entry, entry.parent || undefined);
     if (entry.expireTime !== null) await this.ports.wakeAt(entry.expireTime);
-    if (entry.parent && !(await this.tokens.storedInGroup(entry.parent))) {
+    // No token removed since the parent was found stored: it still is (no read needed).
+    const unmoved = parentFoundAt !== undefined && parentFoundAt === this.tokens.removalCount;
+    if (entry.parent && !unmoved && !(await this.tokens.storedInGroup(entry.parent))) {
       await this.revokeAccessor(entry.accessor);
       throw badRequest('parent token was revoked');
     }

@@ -73,6 +73,11 @@ export class TokenStore {
     return salt;
   }
 
+  /** Grows with every removal (and reset): a token found stored is still stored while it has not moved. */
+  get removalCount(): number {
+    return this.removals;
+  }
+
   /** Forgets everything held in memory (after a seal or a keyring change). */
   reset(): void {
     this.removals++;

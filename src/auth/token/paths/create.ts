@@ -71,7 +71,7 @@ export function createPaths(ops: TokenOps): PathDef[] {
       if (disabled) throw new CofferError(403, ['entity from given entity alias is disabled']);
       entry.entityId = entityId;
     }
-    const issued = await ops.issue(entry, f.get('id'));
+    const issued = await ops.issue(entry, f.get('id'), caller);
     return { auth: authBlock(issued.token, issued.entry, issued.entry.ttl), warnings };
   };
   return [

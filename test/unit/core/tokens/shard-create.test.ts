@@ -11,6 +11,7 @@ const SHARDS = 4;
 /** The same data as `inner`, with writes held until `open()` (the grouped path, paused). */
 class GatedStorage extends MemoryStorage {
   batches: StorageOp[][] = [];
+  gets: string[] = [];
   #gate: Promise<void> = Promise.resolve();
   #open: () => void = () => {};
   constructor(private readonly inner: MemoryStorage) {
@@ -23,6 +24,7 @@ class GatedStorage extends MemoryStorage {
     this.#open();
   }
   override async get(key: string) {
+    this.gets.push(key);
     return this.inner.get(key);
   }
   override async list(prefix: string) {
@@ -94,10 +96,22 @@ describe('creating a token on the serving shard', () => {
     await expect(shard.createHere(newServiceTokenFor(3, SHARDS), entry)).rejects.toThrow('wrong shard');
   });
 
+  it('reads nothing to check a parent found stored with no token removed since', async () => {
+    const { shard, grouped, token, entry } = await withParent(1);
+    await shard.createHere(token, entry, shard.tokens.removalCount);
+    expect(grouped.gets.filter((k) => k.startsWith('accessors/'))).toEqual([]);
+    const other = newServiceTokenFor(1, SHARDS);
+    const before = shard.tokens.removalCount;
+    await shard.revokeAccessor(entry.accessor); // some other token removed: the parent is read
+    await shard.createHere(other, { ...entry, accessor: shard.tokens.accessorFor(other) }, before);
+    expect(grouped.gets.filter((k) => k === `accessors/${entry.parent}`)).toHaveLength(1);
+  });
+
   it('revokes the new token when its parent was revoked before the batch was written', async () => {
     const { shard, grouped, storage, parent, token, entry } = await withParent(0);
+    const foundAt = shard.tokens.removalCount; // the parent found stored, as a request's caller
     grouped.close();
-    const creating = shard.createHere(token, entry);
+    const creating = shard.createHere(token, entry, foundAt);
     // The parent's revocation runs to its end (children listed: none yet) while the batch waits.
     await shard.revokeAccessor(parent.accessor);
     grouped.open();
