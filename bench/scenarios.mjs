@@ -264,6 +264,9 @@ export const SCENARIOS = [
     name: 'KV v2 list a folder',
     kind: 'read',
     target: 0.9,
+    // A key of its own, so that run alone (BENCH_ONLY, bench:profile) the folder is not empty,
+    // which answers 404; in a full run the read and write scenarios' keys are there too.
+    setup: (url, token) => call(url, token, 'POST', 'secret/data/bench/listed', { data: SECRET }),
     request: (url, token) => ({ url: `${url}/v1/secret/metadata/bench/?list=true`, headers: json(token) }),
   },
   {

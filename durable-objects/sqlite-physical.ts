@@ -8,6 +8,7 @@
 
 import { assertFolderPrefix, compareKeys, type StorageOp } from '../src/framework/storage';
 import type { Physical } from '../src/core/barrier/physical';
+import { LruMap } from '../src/core/lru-map';
 import { RecentValues } from './recent-values';
 import { SqlReplicationLog } from './replication-log';
 import type { AppliedPosition, LogEntry } from '../src/core/replication/log';
@@ -42,6 +43,12 @@ END;
  */
 export const LATEST_ALARM = Date.UTC(2189, 0, 1);
 
+/** Folder listings kept in memory: at most this many, of at most this many names in all. */
+const LISTINGS = 1024;
+const LISTED_NAMES = 64 * 1024;
+/** A bigger folder is listed from SQLite each time (its own handling dwarfs the query). */
+const LISTING_MAX_NAMES = 4096;
+
 /** Ops per statement: 4 bound values each, and a Durable Object allows 100 per statement. */
 const OPS_PER_STATEMENT = 25;
 
@@ -73,9 +80,17 @@ export class SqlPhysical implements Physical {
   /** Recently read and written values, so a hot key costs no query (see recent-values.ts). */
   private readonly recent = new RecentValues();
 
+  /**
+   * Recent folder listings, on the same ground as `recent`: every write goes through writeRows,
+   * which forgets the listing of each folder a written key is in (a new or deleted key may add or
+   * remove it, or a subfolder, there), before it writes.
+   */
+  private readonly listings = new LruMap<string[]>((names) => names.length, LISTED_NAMES, LISTINGS);
+
   /** (Re)creates the tables; needed again after storage.deleteAll() dropped them. */
   createSchema(): void {
     this.recent.clear();
+    this.listings.clear();
     this.sql.exec(SCHEMA);
     this.log.createSchema();
   }
@@ -91,8 +106,17 @@ export class SqlPhysical implements Physical {
     return value;
   }
 
+  /** The folder's names, sorted; a new array each time (callers may sort or splice it). */
   list(prefix: string): string[] {
     assertFolderPrefix(prefix);
+    const known = this.listings.get(prefix);
+    if (known) return known.slice();
+    const names = this.listFromSql(prefix);
+    if (names.length <= LISTING_MAX_NAMES) this.listings.set(prefix, names.slice());
+    return names;
+  }
+
+  private listFromSql(prefix: string): string[] {
     const names: string[] = [];
     for (const r of this.sql.exec<{ k: string }>('SELECT key AS k FROM coffer_kv WHERE parent = ?', prefix)) names.push(r.k.slice(prefix.length));
     for (const r of this.sql.exec<{ k: string }>('SELECT path AS k FROM coffer_dirs WHERE parent = ?', prefix)) names.push(r.k.slice(prefix.length));
@@ -159,6 +183,7 @@ export class SqlPhysical implements Physical {
       this.log.reset();
     });
     this.recent.clear();
+    this.listings.clear();
   }
 
   private write(ops: StorageOp[]): void {
@@ -179,7 +204,9 @@ export class SqlPhysical implements Physical {
    */
   private writeRows(ops: StorageOp[], fastPath: boolean): void {
     if (ops.length === 0) return;
+    // An overwrite of a key that exists changes no folder.
     if (fastPath && ops.length === 1 && ops[0].value !== null && this.overwrite(ops[0].key, ops[0].value)) return;
+    this.forgetListings(ops);
     if (ops.length <= OPS_PER_STATEMENT) return this.applyStatement(ops);
     this.storage.transactionSync(() => {
       for (let i = 0; i < ops.length; i += OPS_PER_STATEMENT) this.applyStatement(ops.slice(i, i + OPS_PER_STATEMENT));
@@ -191,6 +218,12 @@ export class SqlPhysical implements Physical {
     const binds: unknown[] = [];
     for (const op of ops) binds.push(op.key, parentOf(op.key), op.value, JSON.stringify(folders(op.key).map((dir) => [dir, parentOf(dir)])));
     this.sql.exec(`INSERT INTO coffer_apply (key, parent, value, dirs) VALUES ${ops.map(() => '(?, ?, ?, ?)').join(', ')}`, ...binds);
+  }
+
+  private forgetListings(ops: StorageOp[]): void {
+    if (this.listings.size === 0) return;
+    this.listings.delete('');
+    for (const op of ops) for (const dir of folders(op.key)) this.listings.delete(dir);
   }
 
   private overwrite(key: string, value: Uint8Array): boolean {

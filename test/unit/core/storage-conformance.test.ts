@@ -253,6 +253,49 @@ describe('SqlPhysical', () => {
     });
   });
 
+  it('serves recent folder listings from memory, and never a stale one', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      let statements = 0;
+      const counted = new Proxy(state.storage.sql, {
+        get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements++, target.exec(q, ...b)) : Reflect.get(target, prop)),
+      });
+      const p = new SqlPhysical({ sql: counted, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage);
+      p.apply([{ key: 'a/b/1', value: utf8('1') }, { key: 'a/c', value: utf8('2') }]);
+      expect(p.list('a/')).toEqual(['b/', 'c']);
+      statements = 0;
+      const listed = p.list('a/');
+      expect(listed).toEqual(['b/', 'c']);
+      expect(statements).toBe(0);
+      listed.reverse().push('mine'); // the caller's own array
+      expect(p.list('a/')).toEqual(['b/', 'c']);
+      // An overwrite of a key that exists changes no folder: still from memory.
+      p.apply([{ key: 'a/c', value: utf8('2b') }]);
+      statements = 0;
+      expect(p.list('a/')).toEqual(['b/', 'c']);
+      expect(statements).toBe(0);
+      // A key in a subfolder, its removal, a new key: each seen by the folders above it.
+      expect(p.list('')).toEqual(['a/']);
+      p.apply([{ key: 'a/b/2', value: utf8('3') }]);
+      expect(p.list('a/b/')).toEqual(['1', '2']);
+      p.apply([{ key: 'a/b/1', value: null }, { key: 'a/b/2', value: null }]);
+      expect(p.list('a/')).toEqual(['c']);
+      expect(p.list('a/b/')).toEqual([]);
+      p.apply([{ key: 'a/d', value: utf8('4') }, { key: 'z', value: utf8('5') }]);
+      expect(p.list('a/')).toEqual(['c', 'd']);
+      expect(p.list('')).toEqual(['a/', 'z']);
+      // A batch that fails leaves the listings as SQLite has them.
+      const bad = { key: null as unknown as string, value: utf8('x') };
+      expect(() => p.apply([{ key: 'a/e', value: utf8('6') }, bad])).toThrow();
+      expect(p.list('a/')).toEqual(['c', 'd']);
+      // Erasing everything behind its back is followed by createSchema, which forgets.
+      await state.storage.deleteAll();
+      p.createSchema();
+      expect(p.list('a/')).toEqual([]);
+      expect(p.list('')).toEqual([]);
+    });
+  });
+
   it('applies a batch larger than one statement atomically too', async () => {
     const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
     await runInDurableObject(stub, async (_obj, state) => {
