@@ -1,7 +1,9 @@
 // `npm run bench`: load against running servers, reported as ratios to the platform's ceiling
 // measured in the same run: a read scenario to one DO call + one SQLite read, a write to one DO
 // call + one SQLite write. Coffer runs under the launcher (log level warn); the baselines run
-// with the same Miniflare settings. Writes bench/results/latest.json.
+// with the same Miniflare settings. A scenario with a ratio target is judged against its baseline
+// measured right before and after it (the machine drifts within a run); the run-wide baselines,
+// measured at its start and end, give the other columns. Writes bench/results/latest.json.
 //
 // Each scenario also reports its time inside the serving object per request ("obj ms"): the
 // object's vault.route.* samples (wall time from the request's arrival in the object to its
@@ -31,6 +33,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 /** The serial pass: requests one at a time for this long. */
 const SERIAL_SECONDS = 3;
+/** Each side of the matching baseline measured around a scenario that has a target. */
+const ADJACENT_SECONDS = Math.max(2, DURATION / 2);
 
 function load(opts, duration = DURATION) {
   return new Promise((resolve, reject) => {
@@ -157,12 +161,21 @@ async function main() {
       oneDORead: await measure('baseline: one DO call + one SQLite read', { url: `${baseline.url}/do-read` }),
     });
     const before = await measureBaselines();
+    // A scenario with a ratio target is judged against its matching baseline measured right
+    // before and right after it: the machine drifts within a run (a run's baselines have moved by
+    // up to 17% between its start and its end), so the run-wide means misjudge the scenarios
+    // measured while it ran faster or slower.
+    const baselineRoute = { read: `${baseline.url}/do-read`, write: `${baseline.url}/do` };
+    const adjacent = async (kind) => (await load({ url: baselineRoute[kind] }, ADJACENT_SECONDS)).requests.average;
     const results = [];
     const requests = new Map();
     for (const s of selected) {
       const context = s.setup ? await s.setup(coffer.url, token, { dataDir: path.join(work, 'coffer') }) : undefined;
       requests.set(s.name, s.request(coffer.url, token, context));
+      const judged = s.target != null && baselineRoute[s.kind];
+      const first = judged ? await adjacent(s.kind) : 0;
       const result = { ...(await measure(s.name, requests.get(s.name))), kind: s.kind, target: s.target ?? null, minRps: s.minRps ?? null, relativeTo: s.relativeTo ?? null };
+      if (judged) result.adjacentBaseline = Math.round((first + (await adjacent(s.kind))) / 2);
       result.object = await objectTime(coffer.url, token, requests.get(s.name));
       // Judged against another scenario (a large mount against an empty one): the two are measured
       // in alternating rounds right here, so the machine's drift between their places in the run
@@ -198,17 +211,19 @@ async function main() {
       ratio_vs_trivial_baseline: +(r.rps / base.trivial.rps).toFixed(3),
       ratio_vs_do_baseline: +(r.rps / base.oneDO.rps).toFixed(3),
       ratio_vs_do_read_baseline: +(r.rps / base.oneDORead.rps).toFixed(3),
-      ...(r.kind ? { ratio_vs_baseline: +(r.rps / baselineOf[r.kind].rps).toFixed(3) } : {}),
+      ...(r.kind ? { ratio_vs_run_baseline: +(r.rps / baselineOf[r.kind].rps).toFixed(3) } : {}),
+      ...(r.kind ? { ratio_vs_baseline: +(r.rps / (r.adjacentBaseline ?? baselineOf[r.kind].rps)).toFixed(3) } : {}),
     }));
     const pad = (s, n) => String(s).padEnd(n);
     console.log(`\nBaselines (before, after): trivial ${base.trivial.runs_rps.join(', ')} req/s; one-DO read ${base.oneDORead.runs_rps.join(', ')} req/s; one-DO write ${base.oneDO.runs_rps.join(', ')} req/s`);
-    console.log(`\n${pad('scenario', 44)}${pad('kind', 6)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('÷trivial', 10)}${pad('÷base', 7)}${pad('obj ms', 8)}target`);
+    console.log('÷base: to the matching baseline measured around the scenario when it has a target (÷run: to the run-wide mean), else to the run-wide mean.');
+    console.log(`\n${pad('scenario', 44)}${pad('kind', 6)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('÷trivial', 10)}${pad('÷base', 7)}${pad('÷run', 7)}${pad('obj ms', 8)}target`);
     for (const r of rows) {
       const verdicts = [];
       if (r.relativeTo) verdicts.push(`${r.ratio_vs_scenario ?? '?'}× of "${r.relativeTo.scenario}" (≥ ${r.relativeTo.min}× ${r.ratio_vs_scenario >= r.relativeTo.min ? 'met' : 'MISSED'})`);
       if (r.target != null) verdicts.push(`≥ ${r.target}× ${r.ratio_vs_baseline >= r.target ? 'met' : 'MISSED'}`);
       if (r.minRps != null) verdicts.push(`≥ ${r.minRps} req/s ${r.rps >= r.minRps ? 'met' : 'MISSED'}`);
-      console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.object?.ms ?? '', 8)}${verdicts.join('; ')}`);
+      console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.adjacentBaseline ? r.ratio_vs_run_baseline : '', 7)}${pad(r.object?.ms ?? '', 8)}${verdicts.join('; ')}`);
     }
     const model = scaleModel(results);
     if (model.length > 0) {
@@ -225,8 +240,8 @@ async function main() {
       cpus: os.cpus().length,
       connections: CONNECTIONS,
       duration_s: DURATION,
-      results: rows.map(({ scenario, kind, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline, ratio_vs_baseline, object, target, minRps, runs_rps, relativeTo, ratio_vs_scenario }) => ({
-        scenario, kind: kind ?? null, rps, p50, p99, failed, ratio_vs_baseline: ratio_vs_baseline ?? null, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline,
+      results: rows.map(({ scenario, kind, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline, ratio_vs_baseline, ratio_vs_run_baseline, adjacentBaseline, object, target, minRps, runs_rps, relativeTo, ratio_vs_scenario }) => ({
+        scenario, kind: kind ?? null, rps, p50, p99, failed, ratio_vs_baseline: ratio_vs_baseline ?? null, ratio_vs_run_baseline: ratio_vs_run_baseline ?? null, adjacent_baseline_rps: adjacentBaseline ?? null, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline,
         object_ms: object?.ms ?? null, object_route: object?.route ?? null, target: target ?? null, min_rps: minRps ?? null, ...(runs_rps ? { runs_rps } : {}),
         ...(relativeTo ? { relative_to: relativeTo.scenario, ratio_vs_scenario: ratio_vs_scenario ?? null, relative_target: relativeTo.min } : {}),
       })),
