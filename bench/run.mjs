@@ -163,7 +163,7 @@ async function main() {
     const before = await measureBaselines();
     // A scenario with a ratio target is judged against its matching baseline measured right
     // before and right after it: the machine drifts within a run (a run's baselines have moved by
-    // up to 17% between its start and its end), so the run-wide means misjudge the scenarios
+    // up to 24% between its start and its end), so the run-wide means misjudge the scenarios
     // measured while it ran faster or slower.
     const baselineRoute = { read: `${baseline.url}/do-read`, write: `${baseline.url}/do` };
     const adjacent = async (kind) => (await load({ url: baselineRoute[kind] }, ADJACENT_SECONDS)).requests.average;
