@@ -183,6 +183,16 @@ describe('StorageTransaction', () => {
   });
 });
 
+/** A SqlPhysical over an object's storage, with its SQL statements counted. */
+function countingPhysical(storage: DurableObjectStorage): { p: SqlPhysical; statements: { n: number } } {
+  const statements = { n: 0 };
+  const sql = new Proxy(storage.sql, {
+    get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements.n++, target.exec(q, ...b)) : Reflect.get(target, prop)),
+  });
+  const watched = { sql, transactionSync: <T>(fn: () => T) => storage.transactionSync(fn) } as unknown as DurableObjectStorage;
+  return { p: new SqlPhysical(watched), statements };
+}
+
 describe('SqlPhysical', () => {
   it('applies a batch atomically: a failing op rolls back the whole batch', async () => {
     const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
@@ -202,15 +212,10 @@ describe('SqlPhysical', () => {
     await runInDurableObject(stub, async (_obj, state) => {
       const p = new SqlPhysical(state.storage);
       p.apply([{ key: 'a/b/1', value: utf8('1') }]);
-      let statements = 0;
-      const counted = new Proxy(state.storage.sql, {
-        get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements++, target.exec(q, ...b)) : Reflect.get(target, prop)),
-      });
-      const watched = { sql: counted, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage;
-      const q = new SqlPhysical(watched);
-      statements = 0;
+      const { p: q, statements } = countingPhysical(state.storage);
+      statements.n = 0;
       q.apply([{ key: 'a/b/1', value: null }, { key: 'a/b/2', value: utf8('2') }, { key: 'a/c', value: utf8('3') }]);
-      expect(statements).toBe(1);
+      expect(statements.n).toBe(1);
       expect(p.list('')).toEqual(['a/']);
       expect(p.list('a/')).toEqual(['b/', 'c']);
       expect(p.list('a/b/')).toEqual(['2']);
@@ -229,18 +234,14 @@ describe('SqlPhysical', () => {
   it('serves recently read and written values from memory, and never a stale one', async () => {
     const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
     await runInDurableObject(stub, async (_obj, state) => {
-      let statements = 0;
-      const counted = new Proxy(state.storage.sql, {
-        get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements++, target.exec(q, ...b)) : Reflect.get(target, prop)),
-      });
-      const p = new SqlPhysical({ sql: counted, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage);
+      const { p, statements } = countingPhysical(state.storage);
       p.apply([{ key: 'k', value: utf8('1') }]);
-      statements = 0;
+      statements.n = 0;
       expect(fromUtf8(p.get('k')!)).toBe('1');
       expect(p.get('absent')).toBeNull();
-      expect(statements).toBe(1); // only the absent key was looked up...
+      expect(statements.n).toBe(1); // only the absent key was looked up...
       expect(p.get('absent')).toBeNull();
-      expect(statements).toBe(1); // ...once
+      expect(statements.n).toBe(1); // ...once
       // A batch that fails changes nothing, in SQLite or in memory.
       const bad = { key: null as unknown as string, value: utf8('x') };
       expect(() => p.apply([{ key: 'k', value: utf8('2') }, { key: 'absent', value: utf8('3') }, bad])).toThrow();
@@ -256,24 +257,20 @@ describe('SqlPhysical', () => {
   it('serves recent folder listings from memory, and never a stale one', async () => {
     const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
     await runInDurableObject(stub, async (_obj, state) => {
-      let statements = 0;
-      const counted = new Proxy(state.storage.sql, {
-        get: (target, prop) => (prop === 'exec' ? (q: string, ...b: unknown[]) => (statements++, target.exec(q, ...b)) : Reflect.get(target, prop)),
-      });
-      const p = new SqlPhysical({ sql: counted, transactionSync: <T>(fn: () => T) => state.storage.transactionSync(fn) } as unknown as DurableObjectStorage);
+      const { p, statements } = countingPhysical(state.storage);
       p.apply([{ key: 'a/b/1', value: utf8('1') }, { key: 'a/c', value: utf8('2') }]);
       expect(p.list('a/')).toEqual(['b/', 'c']);
-      statements = 0;
+      statements.n = 0;
       const listed = p.list('a/');
       expect(listed).toEqual(['b/', 'c']);
-      expect(statements).toBe(0);
+      expect(statements.n).toBe(0);
       listed.reverse().push('mine'); // the caller's own array
       expect(p.list('a/')).toEqual(['b/', 'c']);
       // An overwrite of a key that exists changes no folder: still from memory.
       p.apply([{ key: 'a/c', value: utf8('2b') }]);
-      statements = 0;
+      statements.n = 0;
       expect(p.list('a/')).toEqual(['b/', 'c']);
-      expect(statements).toBe(0);
+      expect(statements.n).toBe(0);
       // A key in a subfolder, its removal, a new key: each seen by the folders above it.
       expect(p.list('')).toEqual(['a/']);
       p.apply([{ key: 'a/b/2', value: utf8('3') }]);
