@@ -23,8 +23,6 @@ import type { AuditTrail } from './audit-trail';
 import { logicalRequest, relativePath, requestData, runHandler, type MountContext, type WireRequest } from './dispatch';
 import { errorResult, type WireResult } from './result';
 
-export type { GrantOutcome } from '../framework/backend';
-
 /** The handler needs what only the object has (a write, a list, a lease, its services): finish it there. */
 export class NeedsObject extends Error {
   constructor(what: string) {

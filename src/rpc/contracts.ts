@@ -22,8 +22,8 @@ import type { ReplicaMerkle, WirePage } from '../core/replication/stream';
 
 export type { ReplicaMerkle } from '../core/replication/stream';
 import type { AuthMountInfo, IdentityLoginInput, IdentityLoginResult, IdentityView } from '../core/identity/types';
-import type { AuthContext, RenewLimits } from '../framework/backend';
-import type { GrantOutcome, GrantReads, GrantValues } from '../pipeline/offload';
+import type { AuthContext, GrantOutcome, RenewLimits } from '../framework/backend';
+import type { GrantReads, GrantValues } from '../pipeline/offload';
 import type { TokenMountConfig } from '../auth/token/ops';
 import type { ManagedKeyRef } from '../managed-keys/resolve';
 import type { ManagedKeyEntry } from '../managed-keys/types';

@@ -9,11 +9,11 @@
 
 import { intVar, transitBatchBudgetMs, type Env } from '../rpc/env';
 import type { mountStub } from '../rpc/stubs';
-import type { Backend, Grant, GrantedMount, LogicalResponse, Precomputed } from '../framework/backend';
+import type { Backend, Grant, GrantedMount, GrantOutcome, LogicalResponse, Precomputed } from '../framework/backend';
 import type { MountHost } from '../registry';
 import { backendType } from '../registry';
 import type { MountContext, WireRequest } from '../pipeline/dispatch';
-import { failedOutcome, grantedContext, GrantedStorage, GrantStale, NeedsObject, runGranted, type GrantedReads, type GrantOutcome } from '../pipeline/offload';
+import { failedOutcome, grantedContext, GrantedStorage, GrantStale, NeedsObject, runGranted, type GrantedReads } from '../pipeline/offload';
 import type { WireResult } from '../pipeline/result';
 
 /** A mount's state unused for this long is forgotten (with the plaintext values it holds). */
