@@ -24,6 +24,7 @@ import { errorResponse, logicalToHttp, type EnvelopeContext } from './envelope';
 import { DEFAULT_JSON_LIMITS } from './json';
 import { answeredFirst, answerFirst, forgetGrantedState, grantStamp, resumedAt, runGrant } from './grants';
 import { parseRequest, type ParsedRequest, type RequestLimits } from './request';
+import { refuseEmptySegments } from './canonical';
 
 const TOKEN_MOUNT = 'auth/token/';
 /** A path with no cached route triggers at most one re-read of the routes per this interval. */
@@ -157,6 +158,8 @@ async function missingRoute(env: Env, p: ParsedRequest, ctx: EnvelopeContext): P
     const route = findRoute(await routes(env, true), p.path);
     if (route) return route;
   }
+  // No mount, so no opaque tail: an empty segment is refused as a malformed path.
+  refuseEmptySegments(p.emptySegmentAt);
   // Vault checks the token before routing: an invalid one is refused as such, a valid one learns
   // there is no such path.
   let auth: AuthContext | null = null;
@@ -175,6 +178,18 @@ async function missingRoute(env: Env, p: ParsedRequest, ctx: EnvelopeContext): P
 /** How many times a request may come back for key pairs (each round makes what it asked for). */
 const MAX_PREPARE_ROUNDS = 3;
 
+/**
+ * Where an opaque tail starts in a request to `route`: a PKI OCSP GET's base64 request, where
+ * standard base64's "//" is data (RFC 6960 A.1). Infinity when the path has none.
+ */
+function opaqueTailAt(route: RouteEntry, p: ParsedRequest): number {
+  if (route.type !== 'pki' || p.operation !== 'read') return Infinity;
+  for (const endpoint of ['ocsp/', 'unified-ocsp/']) {
+    if (p.path.startsWith(endpoint, route.prefix.length)) return route.prefix.length + endpoint.length;
+  }
+  return Infinity;
+}
+
 /** Serves a request on a mount its own object hosts (the legacy cubbyhole/response unwrap included). */
 async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   let refreshed = false;
@@ -186,6 +201,7 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
   for (let round = 0; round <= MAX_PREPARE_ROUNDS; ) {
     const route = findRoute(await routes(env, refreshed), p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
+    refuseEmptySegments(p.emptySegmentAt, opaqueTailAt(route, p));
     ctx.mountType = route.type;
     ctx.allowedResponseHeaders = route.allowedResponseHeaders;
     const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));
@@ -236,8 +252,15 @@ export async function handleV1(request: Request, env: Env): Promise<Response> {
     ctx.path = p.path;
     ctx.head = p.head;
     if (p.head && p.path !== 'sys/health') throw new CofferError(405, []);
-    if (p.path === 'sys' || p.path.startsWith('sys/')) return await handleSys(env, p, ctx);
-    if (p.path.startsWith(TOKEN_MOUNT) || p.path === 'auth/token') return await handleTokenMount(env, p, ctx);
+    // Only a mount's opaque tail may hold an empty segment: handleMount judges it after routing.
+    if (p.path === 'sys' || p.path.startsWith('sys/')) {
+      refuseEmptySegments(p.emptySegmentAt);
+      return await handleSys(env, p, ctx);
+    }
+    if (p.path.startsWith(TOKEN_MOUNT) || p.path === 'auth/token') {
+      refuseEmptySegments(p.emptySegmentAt);
+      return await handleTokenMount(env, p, ctx);
+    }
     return await handleMount(env, p, ctx);
   } catch (e) {
     if (e instanceof CofferError && e.status === 503) forgetGrantedState();

@@ -4,13 +4,15 @@
 import type { WireOperation } from '../framework/backend';
 import { parseDurationSeconds } from '../framework/duration';
 import { CofferError, badRequest } from '../framework/errors';
-import { canonicalPath } from './canonical';
+import { decodePath } from './canonical';
 import { parseJsonObject, type JsonLimits } from './json';
 
 export interface ParsedRequest {
   operation: WireOperation;
   /** Canonical logical path after /v1/. */
   path: string;
+  /** Where an empty segment starts in `path` (-1: none); the router refuses it unless it is in an opaque tail. */
+  emptySegmentAt: number;
   data: Record<string, unknown>;
   token: string;
   /** HEAD: answer with the status only. */
@@ -126,7 +128,7 @@ export function requestToken(headers: Headers): string {
 
 export async function parseRequest(req: Request, url: URL, limits: RequestLimits): Promise<ParsedRequest> {
   const method = req.method.toUpperCase();
-  const path = canonicalPath(url.pathname.slice('/v1/'.length));
+  const { path, emptyAt } = decodePath(url.pathname.slice('/v1/'.length));
 
   let operation: WireOperation;
   switch (method) {
@@ -195,6 +197,7 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
   return {
     operation,
     path: operation === 'list' && path !== '' && !path.endsWith('/') ? `${path}/` : path,
+    emptySegmentAt: emptyAt,
     data,
     token: requestToken(req.headers),
     head: method === 'HEAD',

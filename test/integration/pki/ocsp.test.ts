@@ -53,12 +53,8 @@ async function viaGet(mount: string, b64: string): Promise<Answer> {
 }
 
 const b64 = (der: Uint8Array): string => btoa(String.fromCharCode(...der));
-/**
- * Base64 as clients put it in a GET path, '+' and '/' unescaped. Only a '//' run is escaped: an
- * empty path segment is refused before routing (as Go's ServeMux redirects one), and about one
- * request in forty would otherwise contain one.
- */
-const rawPath = (der: Uint8Array): string => b64(der).replace(/\/(?=\/)/g, '%2F');
+/** Base64 as some clients put it in a GET path: '+', '/' and '=' unescaped, "//" runs included. */
+const rawPath = b64;
 
 /** The single response of a successful answer, after checking its signature with `signerPem`'s key. */
 async function single(a: Answer, signerPem: string) {
@@ -110,6 +106,19 @@ describe('answers', () => {
     const s = await single(await viaPost('pki', await ocspRequest(rootPem, serial)), rootPem);
     expect(s.certStatus.revoked).toBeDefined();
     expect(Math.floor(s.certStatus.revoked!.revocationTime.getTime() / 1000)).toBe(revoked.revocation_time);
+  });
+
+  it('over GET when the base64 holds "//", raw or percent-encoded (RFC 6960 A.1), where Vault redirects', async () => {
+    // Six 0xff bytes in the serial give "////" in the base64 whatever their alignment.
+    const der = await ocspRequest(rootPem, '7f:ff:ff:ff:ff:ff:ff:ff');
+    expect(b64(der)).toContain('//');
+    for (const path of [rawPath(der), encodeURIComponent(b64(der)), b64(der).replace(/\//g, '%2F').replace('%2F', '/')]) {
+      expect((await single(await viaGet('pki', path), rootPem)).certStatus.unknown).toBeDefined();
+    }
+    // unified-ocsp's tail is opaque too: it reaches the responder (always unauthorized here).
+    const unified = await SELF.fetch(`http://coffer.test/v1/pki/unified-ocsp/${rawPath(der)}`);
+    expect(unified.status).toBe(401);
+    expect(AsnConvert.parse(await unified.arrayBuffer(), OCSPResponse).responseStatus).toBe(OCSPResponseStatus.unauthorized);
   });
 
   it('unknown for a serial the issuer never issued, and for a foreign issuer (signed by the default)', async () => {

@@ -48,6 +48,25 @@ describe('URL space', () => {
     expect(r2.status).toBe(400);
     expect(r2.body.errors[0]).toContain('empty segments');
   });
+
+  it('refuses empty segments everywhere but the tail of a PKI OCSP GET', async () => {
+    await api('POST', 'sys/mounts/ocsp-pki', { token: c.root, body: { type: 'pki' } });
+    await api('POST', 'sys/mounts/ocsp-kv', { token: c.root, body: { type: 'kv' } });
+    // Encoded or not, a slash is a separator: "%2F%2F" makes an empty segment too.
+    for (const [method, path] of [
+      ['GET', 'secret/%2F/foo'],
+      ['GET', 'ocsp-kv/ocsp/a//b'],
+      ['GET', 'ocsp-pki/cert//x'],
+      ['GET', 'ocsp-pki//ocsp/x'],
+      ['POST', 'ocsp-pki/ocsp/a//b'],
+      ['GET', 'no-such-mount/ocsp/a%2F%2Fb'],
+      ['GET', 'sys/mounts//x'],
+      ['GET', 'auth/token/lookup//x'],
+    ]) {
+      const r = await api(method, path, { token: c.root });
+      expect([path, r.status, r.body.errors?.[0]]).toEqual([path, 400, 'invalid request path: empty segments are not allowed']);
+    }
+  });
 });
 
 describe('tokens', () => {

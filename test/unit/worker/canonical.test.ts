@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPath } from '../../../src/worker/canonical';
+import { canonicalPath, decodePath, refuseEmptySegments } from '../../../src/worker/canonical';
 
 describe('canonicalPath', () => {
   it.each([
@@ -28,5 +28,24 @@ describe('canonicalPath', () => {
     ['secret/utf/\ufffd', 'not valid UTF-8'],
   ])('refuses %j', (input, message) => {
     expect(() => canonicalPath(input)).toThrow(message);
+  });
+
+  it.each([
+    ['secret/foo', -1],
+    ['secret/foo/', -1],
+    ['', -1],
+    ['/secret', 0],
+    ['secret//', 7],
+    ['pki/ocsp/ab//cd', 12],
+    ['pki/ocsp/ab%2F%2Fcd', 12],
+    ['pki/ocsp//ab', 9],
+  ])('reports the first empty segment of %j at %i', (input, at) => expect(decodePath(input).emptyAt).toBe(at));
+
+  it('lets an empty segment through only inside an opaque tail', () => {
+    expect(() => refuseEmptySegments(-1)).not.toThrow();
+    expect(() => refuseEmptySegments(9, 9)).not.toThrow();
+    expect(() => refuseEmptySegments(12, 9)).not.toThrow();
+    expect(() => refuseEmptySegments(4, 9)).toThrow('empty segments');
+    expect(() => refuseEmptySegments(12)).toThrow('empty segments');
   });
 });
