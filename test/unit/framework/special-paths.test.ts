@@ -1,6 +1,7 @@
 // Vault's special-path globs: exact names, '*' prefixes, and '+' for one whole segment.
 import { describe, expect, it } from 'vitest';
 import { matchesSpecialPath } from '../../../src/framework/backend';
+import { backendType } from '../../../src/registry';
 
 describe('matchesSpecialPath', () => {
   const globs = ['ca', 'cert/*', 'issuer/+/pem', 'issuer/+/crl/*', 'issuers/'];
@@ -25,5 +26,19 @@ describe('matchesSpecialPath', () => {
   it('treats other characters literally', () => {
     expect(matchesSpecialPath(['a.b/+/c'], 'axb/1/c')).toBe(false);
     expect(matchesSpecialPath(['a.b/+/c'], 'a.b/1/c')).toBe(true);
+  });
+
+  it("agrees, compiled, with a test of each pattern in turn on the PKI backend's unauthenticated paths", () => {
+    const backend = backendType('pki')!.create!({}, { authMounts: { byAccessor: async () => null } });
+    const patterns = backend.unauthenticatedPaths!;
+    const one = (p: string, path: string): boolean => {
+      if (!p.includes('+')) return p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p;
+      const body = p.replace(/\*$/, '').split('/').map((s) => (s === '+' ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+      return new RegExp(`^${body}${p.endsWith('*') ? '' : '$'}`).test(path);
+    };
+    const paths = ['ca', 'ca/pem', 'ca_chain', 'cert/ca_chain', 'cert/x', 'crl', 'crl/pem', 'crl/delta/pem', 'crl/rotate', 'issue/web', 'issuer/d/pem', 'issuer/d/der',
+      'issuer/d/json', 'issuer/d', 'issuer/d/crl/delta/pem', 'issuer/d/unified-crl/der', 'issuer/d/issue/web', 'issuers/', 'issuers', 'ocsp', 'ocsp/abc', 'ocsp/a//b',
+      'unified-ocsp', 'unified-ocsp/abc', 'roles/web', 'sign/web', 'acme/directory', 'issuer/d/acme/new-order', 'roles/r/acme/x', ''];
+    for (const path of paths) expect(matchesSpecialPath(patterns, path), path).toBe(patterns.some((p) => one(p, path)));
   });
 });
