@@ -267,7 +267,8 @@ export interface Precomputed {
   stamp: string;
   operation: Operation;
   sudo: boolean;
-  auth: AuthContext | null;
+  /** The caller the outcome was computed for, as `callerFingerprint` (src/pipeline/offload.ts) writes it. */
+  caller: string;
   outcome: GrantOutcome;
 }
 

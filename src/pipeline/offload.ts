@@ -152,8 +152,22 @@ export async function settleGrant(ledger: GrantLedger, id: string, outcome: Gran
   return result;
 }
 
-/** The caller the Worker's outcome was computed for is the one the object resolved (by value). */
-const sameCaller = (a: AuthContext | null, b: AuthContext | null): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);
+const fingerprints = new WeakMap<AuthContext, { identityPolicies: string[] | undefined; fp: string }>();
+
+/**
+ * A caller by value, to compare the one an outcome was computed for with the one the object
+ * resolved. Kept per object: the object's caller is its token lease's, and the Worker's the
+ * grant's, so each is serialised once, not on every request. The one field set after the lease
+ * (`identityPolicies`, by authorizerFor on each request) is checked by identity.
+ */
+export function callerFingerprint(auth: AuthContext | null): string {
+  if (!auth) return 'null';
+  let known = fingerprints.get(auth);
+  if (known === undefined || known.identityPolicies !== auth.identityPolicies) {
+    fingerprints.set(auth, (known = { identityPolicies: auth.identityPolicies, fp: JSON.stringify(auth) }));
+  }
+  return known.fp;
+}
 
 /**
  * "Answer first": whether the object may answer with an outcome the Worker computed before it sent
@@ -164,7 +178,7 @@ const sameCaller = (a: AuthContext | null, b: AuthContext | null): boolean => a 
  * answers the request, or null: the handler then runs in the object.
  */
 export function acceptPrecomputed(ledger: GrantLedger, pre: Precomputed, req: LogicalRequest, recording: boolean): (() => LogicalResponse) | null {
-  if (pre.stamp !== ledger.stamp || pre.operation !== req.operation || pre.sudo !== (req.sudo === true) || !sameCaller(pre.auth, req.auth)) return null;
+  if (pre.stamp !== ledger.stamp || pre.operation !== req.operation || pre.sudo !== (req.sudo === true) || pre.caller !== callerFingerprint(req.auth ?? null)) return null;
   const { outcome } = pre;
   if ('answered' in outcome) return recording ? null : () => ({ answered: true });
   if ('response' in outcome) return () => outcome.response;

@@ -13,7 +13,7 @@ import type { Backend, Grant, GrantedMount, GrantOutcome, LogicalResponse, Preco
 import type { MountHost } from '../registry';
 import { backendType } from '../registry';
 import type { MountContext, WireRequest } from '../pipeline/dispatch';
-import { failedOutcome, grantedContext, GrantedStorage, GrantStale, NeedsObject, runGranted, type GrantedReads } from '../pipeline/offload';
+import { callerFingerprint, failedOutcome, grantedContext, GrantedStorage, GrantStale, NeedsObject, runGranted, type GrantedReads } from '../pipeline/offload';
 import type { WireResult } from '../pipeline/result';
 
 /** A mount's state unused for this long is forgotten (with the plaintext values it holds). */
@@ -48,7 +48,8 @@ interface MountState {
   usedAt: number;
 }
 
-type Resolution = Pick<Grant, 'operation' | 'sudo' | 'auth' | 'audited'>;
+/** How the object resolved a caller's request on a path, with the caller as the object compares it. */
+type Resolution = Pick<Grant, 'operation' | 'sudo' | 'auth' | 'audited'> & { caller: string };
 
 const callerKey = (token: string, wire: WireRequest): string => `${wire.operation} ${wire.path}\n${token}`;
 
@@ -166,7 +167,7 @@ export async function runGrant(env: Env, stub: MountStub, uuid: string, wire: Wi
   }
   const settled = await stub.settleGrant(grant.id, outcome);
   if (settled.kind !== 'stale' && states.get(uuid) === state) {
-    state.callers.set(callerKey(token, wire), { operation: grant.operation, sudo: grant.sudo, auth: grant.auth, audited: grant.audited });
+    state.callers.set(callerKey(token, wire), { operation: grant.operation, sudo: grant.sudo, auth: grant.auth, audited: grant.audited, caller: callerFingerprint(grant.auth) });
   }
   if (settled.kind === 'settled' && response) return { kind: 'ok', response };
   return settled.kind === 'stale' || settled.kind === 'settled' ? null : settled;
@@ -190,9 +191,10 @@ export async function answerFirst(uuid: string, stamp: string, wire: WireRequest
   const resolution = state.callers.get(callerKey(token, wire));
   if (!resolution) return null;
   state.usedAt = Date.now();
-  const grant: Grant = { id: '', incarnation: state.incarnation, epoch: state.epoch, ...resolution };
+  const { caller, ...resolved } = resolution;
+  const grant: Grant = { id: '', incarnation: state.incarnation, epoch: state.epoch, ...resolved };
   const storage = new GrantedStorage(state.reads, state.volatile, notHeld);
-  const ran = { stamp, operation: resolution.operation, sudo: resolution.sudo, auth: resolution.auth };
+  const ran = { stamp, operation: resolution.operation, sudo: resolution.sudo, caller };
   try {
     const response = await runGranted(state.backend, wire, state.mount, grant, storage);
     return { precomputed: { ...ran, outcome: resolution.audited ? { response } : { answered: true } }, response };

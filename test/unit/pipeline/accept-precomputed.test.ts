@@ -3,13 +3,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AuthContext, LogicalRequest, Precomputed } from '../../../src/framework/backend';
 import { CofferError } from '../../../src/framework/errors';
-import { acceptPrecomputed, GrantLedger } from '../../../src/pipeline/offload';
+import { acceptPrecomputed, callerFingerprint, GrantLedger } from '../../../src/pipeline/offload';
 
 const auth: AuthContext = { accessor: 'acc', policies: ['default', 'signer'], root: false, displayName: 'token', entityId: '', tokenType: 'service', boundCidrs: [], numUses: 0 };
 
 function setup(outcome: Precomputed['outcome'] = { answered: true }) {
   const ledger = new GrantLedger('logical/', () => []);
-  const pre: Precomputed = { stamp: ledger.stamp, operation: 'update', sudo: false, auth, outcome };
+  const pre: Precomputed = { stamp: ledger.stamp, operation: 'update', sudo: false, caller: callerFingerprint(structuredClone(auth)), outcome };
   const req = { operation: 'update', sudo: false, auth: { ...auth, policies: [...auth.policies] } } as LogicalRequest;
   return { ledger, pre, req };
 }
@@ -39,6 +39,13 @@ describe('acceptPrecomputed', () => {
     expect(acceptPrecomputed(ledger, pre, { ...req, auth: null }, false)).toBeNull();
     expect(acceptPrecomputed(ledger, pre, { ...req, operation: 'create' }, false)).toBeNull();
     expect(acceptPrecomputed(ledger, pre, { ...req, sudo: true }, false)).toBeNull();
+  });
+
+  it('sees identity policies the object set on its (cached) caller since the fingerprint was taken', () => {
+    const { ledger, pre, req } = setup();
+    expect(acceptPrecomputed(ledger, pre, req, false)).not.toBeNull();
+    req.auth!.identityPolicies = ['from-a-group'];
+    expect(acceptPrecomputed(ledger, pre, req, false)).toBeNull();
   });
 
   it('takes a bare "answered" only when no audit device records: a recording one needs the response', () => {
