@@ -290,10 +290,13 @@ export async function dispatch(
   const data = requestData(wire, params);
   const req = logicalRequest(wire, relPath, mount, data, storage, hooks);
   const fields = new FieldData(def.fields ?? {}, data);
+  // A request the Worker ran first had its fields validated there, by the same definition: they
+  // are validated here only if its outcome is not taken (none of it is needed to authorise).
+  const validateLater = hooks.answer !== undefined && !def.existenceCheck;
   // Field errors are reported after authorisation, so callers without access learn nothing.
   let fieldError: unknown = null;
   try {
-    fields.validate();
+    if (!validateLater) fields.validate();
   } catch (e) {
     fieldError = e;
   }
@@ -338,6 +341,7 @@ export async function dispatch(
     if (hooks.audit && !answer.answered) await hooks.audit.response(answer);
     return answer;
   }
+  if (validateLater) fields.validate();
   const response = await runHandler(def, handler, req, fields, params, storage, hooks.beforeCommit);
   // A handler may require wrapping of its own (DR activation tokens); the client's TTL wins when given.
   const wrapTTL = wire.wrapTTL > 0 ? wire.wrapTTL : (response.wrapTTL ?? 0);

@@ -132,6 +132,24 @@ describe('logical dispatch', () => {
     });
   });
 
+  it("with an outcome the Worker ran first: takes it unvalidated, validates before running the handler itself", async () => {
+    const counted: Backend = {
+      type: 'counted',
+      paths: [{ pattern: 'n', fields: { count: { type: 'int', description: 'c' } }, operations: { update: async (_req, f) => ({ data: { count: f.get('count') } }) } }],
+    };
+    const w = (count: unknown) => ({ ...wire('write', 'n', { count }), path: 'counted/n' });
+    const m = { ...mount, mountPoint: 'counted/' };
+    const tx = () => new StorageTransaction(new MemoryStorage());
+    const taken = () => () => ({ answered: true as const });
+    // Taken: the Worker validated the same fields; its outcome stands.
+    expect(await dispatch(counted, w('many'), m, tx(), rootOnlyAuthorizer, { answer: taken })).toEqual({ answered: true });
+    // Not taken: the object validates, and a bad field is refused as without the hook.
+    await expect(dispatch(counted, w('many'), m, tx(), rootOnlyAuthorizer, { answer: () => null })).rejects.toMatchObject({ status: 400 });
+    expect(await dispatch(counted, w('7'), m, tx(), rootOnlyAuthorizer, { answer: () => null })).toEqual({ data: { count: 7 } });
+    // Authorisation still comes first.
+    await expect(dispatch(counted, w('many'), m, tx(), { ...rootOnlyAuthorizer, authorize: () => { throw permissionDenied(); } }, { answer: taken })).rejects.toMatchObject({ status: 403 });
+  });
+
   it('skips authorisation on unauthenticated paths and flags sudo paths', async () => {
     const { response } = await run(wire('read', 'public', {}, null));
     expect(response.data).toEqual({ public: true });
