@@ -35,6 +35,8 @@ const keyOf = (name: string, labels: MetricLabels | undefined): string => {
   if (!labels) return name;
   const names = Object.keys(labels);
   if (names.length === 0) return name;
+  // Most labels are one (the mount): no sort, no array of pairs.
+  if (names.length === 1) return `${name}|${names[0]}=${labels[names[0]]}`;
   return `${name}|${names
     .sort()
     .map((k) => `${k}=${labels[k]}`)
