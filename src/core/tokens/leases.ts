@@ -35,11 +35,8 @@ export class TokenLeaseCache {
    * unknown or expired. `ask` obtains a fresh grant from the shard.
    */
   async resolve(token: string, ask: () => Promise<LeaseReply>, now = Date.now()): Promise<LeaseGrant | null> {
-    const held = this.grants.get(token);
-    if (held) {
-      if (held.until > now && (held.expireTime === null || held.expireTime > now)) return held;
-      this.grants.delete(token);
-    }
+    const held = this.held(token, now);
+    if (held) return held;
     let pending = this.inflight.get(token);
     if (!pending) {
       pending = { reply: ask(), askedAt: this.generation };
@@ -60,6 +57,15 @@ export class TokenLeaseCache {
       this.grants.set(token, reply.grant);
     }
     return reply.grant;
+  }
+
+  /** The grant held for `key` while it may be reused (no await: this is every request's path). */
+  held(token: string, now = Date.now()): LeaseGrant | undefined {
+    const held = this.grants.get(token);
+    if (!held) return undefined;
+    if (held.until > now && (held.expireTime === null || held.expireTime > now)) return held;
+    this.grants.delete(token);
+    return undefined;
   }
 
   /** Called by the token's shard when the token was revoked. */

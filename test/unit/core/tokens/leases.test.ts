@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TokenLeaseCache, type LeaseReply } from '../../../../src/core/tokens/leases';
+import { TokenValidator } from '../../../../src/core/tokens/validator';
 import type { AuthContext } from '../../../../src/framework/backend';
 
 const auth = (accessor: string): AuthContext => ({ accessor, policies: ['root'], root: true, displayName: 'root', entityId: '', tokenType: 'service', boundCidrs: [] });
@@ -96,5 +97,38 @@ describe('TokenLeaseCache', () => {
     cache.clear();
     await cache.resolve('t', 1);
     expect(calls).toHaveLength(2);
+  });
+});
+
+describe('TokenValidator', () => {
+  const validator = (reply: LeaseReply) => {
+    const asked: string[] = [];
+    const v = new TokenValidator({
+      keys: { keyring: async () => null } as never,
+      leaseToken: async (token) => (asked.push(token), reply),
+      leaseAccessor: async () => ({ status: 'invalid' }),
+    });
+    return { v, asked };
+  };
+  const bound = (until: number): LeaseReply => ({ status: 'ok', grant: { auth: { ...auth('b'), root: false, boundCidrs: ['10.0.0.0/8'] }, until, expireTime: null } });
+
+  it('answers without awaiting while the lease is held, and asks the shard otherwise', async () => {
+    const { v, asked } = validator(ok('acc', 1_000));
+    const first = v.validate('t', '127.0.0.1', 0);
+    expect(first).toBeInstanceOf(Promise);
+    expect(await first).toMatchObject({ status: 'ok', auth: { accessor: 'acc' } });
+    const again = v.validate('t', '127.0.0.1', 999);
+    expect(again).not.toBeInstanceOf(Promise);
+    expect(again).toMatchObject({ status: 'ok', auth: { accessor: 'acc' } });
+    // Past the lease: asked again.
+    expect(v.validate('t', '127.0.0.1', 1_000)).toBeInstanceOf(Promise);
+    expect(asked).toEqual(['t', 't']);
+  });
+
+  it('checks CIDR bindings on both paths', async () => {
+    const { v } = validator(bound(1_000));
+    expect(await v.validate('t', '192.168.1.1', 0)).toEqual({ status: 'cidr' });
+    expect(v.validate('t', '192.168.1.1', 1)).toEqual({ status: 'cidr' });
+    expect(v.validate('t', '10.1.2.3', 2)).toMatchObject({ status: 'ok' });
   });
 });
