@@ -8,6 +8,7 @@ import { LeaseManager } from '../src/core/leases/mount-leases';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
 import type { Mutex } from '../src/core/mutex';
 import { matchesSpecialPath, WAL_PREFIX, type Backend, type EntityView, type GrantedMount, type LogicalResponse, type WireOperation } from '../src/framework/backend';
+import type { Maybe } from '../src/framework/steps';
 import { CofferError, invalidToken } from '../src/framework/errors';
 import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
 import { AuditTrail } from '../src/pipeline/audit-trail';
@@ -230,7 +231,7 @@ export class HostedMount implements Host {
       },
       order: (run) => {
         if (readOnly) return run();
-        const inOrder = () => site.writes.run(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run);
+        const inOrder = () => site.writes.runNow(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run);
         if (!backend.leaseOnly) return inOrder();
         // Asked only of backends that issue lease-only requests: reads and other mounts pay nothing.
         // Awaited inside (not chained), so a rejection is handled at once, never adopted later.
@@ -252,7 +253,7 @@ export class HostedMount implements Host {
   }
 
   /** Runs a write on the identity mount, then passes on what it changed for existing tokens. */
-  async #thenAnnounce<T>(write: () => Promise<T>): Promise<T> {
+  async #thenAnnounce<T>(write: () => Maybe<T>): Promise<T> {
     const result = await write();
     await this.#site.announceIdentityChange();
     return result;

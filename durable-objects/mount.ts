@@ -5,6 +5,7 @@
 // their expiry and retried revocation from its alarm. Requests run through src/pipeline/serve.ts.
 
 import type { IdentityLoginInput, IdentityView } from '../src/core/identity/types';
+import { andThen, type Maybe } from '../src/framework/steps';
 import { LEASES_PREFIX } from '../src/core/leases/mount-leases';
 import { MetricsRegistry, type MetricsSnapshot } from '../src/core/metrics/registry';
 import { routePrefix, type MountEntry } from '../src/core/mounts/table';
@@ -71,7 +72,7 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
       locate: (route) => this.#locate(route),
       // No reply before what it wrote, or read from another request, is in SQLite: the output gate
       // then holds it until that is committed, as it would an ordinary write.
-      settle: () => storage.grouped.durable(),
+      settle: () => (storage.grouped.pending ? storage.grouped.durable() : undefined),
       grants: this.#grants,
     };
   }
@@ -102,10 +103,14 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
    * Serves one request. `prefix` and `revision` are what the Worker routed by: if the mount has
    * since been disabled, moved or tuned, the answer is "gone" and the Worker re-reads its routes.
    */
-  async handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult> {
+  handle(prefix: string, revision: number, wire: WireRequest, token: string): Maybe<WireResult> {
     // A DR follower (a secondary's, or a demoted primary's) serves nothing, whatever routed here.
     if (following(this)) return errorResult(drSecondaryError());
-    const result = await serve(this.#ports, { prefix, revision }, wire, token);
+    // At once when nothing on the way was waited for (a handed-off request answered from memory).
+    return andThen(serve(this.#ports, { prefix, revision }, wire, token), (result) => this.#served(prefix, wire, result));
+  }
+
+  #served(prefix: string, wire: WireRequest, result: WireResult): WireResult {
     if (result.kind === 'grant') this.#metrics.incr('coffer.offload.granted', { mount: prefix });
     else if (wire.resumes && (result.kind === 'ok' || result.kind === 'error')) {
       this.#metrics.incr('coffer.offload.resumed', { mount: prefix });

@@ -4,6 +4,7 @@
 // callers whose tokens it holds, through src/pipeline/serve.ts.
 
 import { AclCache } from '../src/core/acl/cache';
+import type { Maybe } from '../src/framework/steps';
 import { ActivityLog, type ActivityRecord } from '../src/core/activity/log';
 import type { AuditBroker } from '../src/core/audit/broker';
 import { IdentityCache } from '../src/core/identity/cache';
@@ -315,9 +316,9 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
   // ---- auth/token/* ----
 
   /** Serves auth/token/* for the caller's token (routed here by it). */
-  handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult> {
+  handle(token: string, prefix: string, wire: WireRequest): Maybe<WireResult> {
     // A DR follower (a secondary's, or a demoted primary's) serves nothing.
-    if (following(this)) return Promise.resolve(errorResult(drSecondaryError()));
+    if (following(this)) return errorResult(drSecondaryError());
     return serve(this.#serving.ports, { prefix }, wire, token);
   }
 }

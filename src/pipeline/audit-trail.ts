@@ -8,6 +8,7 @@ import type { AuthContext, LogicalRequest, LogicalResponse } from '../framework/
 import { CofferError, multierror, RsaKeysNeeded } from '../framework/errors';
 import type { DispatchHooks, MountContext, WireRequest } from './dispatch';
 import type { AuditBroker, AuditDeviceRef } from '../core/audit/broker';
+import type { Maybe } from '../framework/steps';
 import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from '../core/audit/entry';
 
 /** Vault: the request is refused with a 500 when it could not be audited... */
@@ -119,32 +120,48 @@ export class AuditTrail {
     return this.state === 'requested' && this.devices !== undefined && this.devices.length > 0;
   }
 
-  /** Logs the request entry before the handler runs; throws to refuse the request. */
-  async request(req?: Pick<LogicalRequest, 'operation'>, error?: unknown): Promise<void> {
+  /**
+   * Logs the request entry before the handler runs; throws to refuse the request. At once while
+   * the device list is cached and empty (the common case costs nothing more).
+   */
+  request(req?: Pick<LogicalRequest, 'operation'>, error?: unknown): Maybe<void> {
     if (this.state !== 'new') return;
     if (req) this.operation = req.operation;
     this.state = 'requested';
-    try {
-      this.devices = await this.broker.devices();
-    } catch (e) {
-      console.error(`audit devices could not be read: ${e instanceof Error ? e.message : String(e)}`);
-      this.state = 'refused';
-      throw requestNotAudited();
-    }
-    // No device enabled: nothing to format (the common case costs nothing more).
-    if (this.devices.length === 0) return;
-    const outcome = await this.broker.log(this.input('request', error === undefined ? {} : { error: errorText(error) }), this.devices);
+    const devices = this.broker.devices();
+    if (!(devices instanceof Promise)) return this.#requested(devices, error);
+    return devices.then(
+      (known) => this.#requested(known, error),
+      (e: unknown) => {
+        console.error(`audit devices could not be read: ${e instanceof Error ? e.message : String(e)}`);
+        this.state = 'refused';
+        throw requestNotAudited();
+      },
+    );
+  }
+
+  #requested(devices: AuditDeviceRef[], error: unknown): Promise<void> | undefined {
+    this.devices = devices;
+    return devices.length === 0 ? undefined : this.#logRequest(devices, error);
+  }
+
+  async #logRequest(devices: AuditDeviceRef[], error: unknown): Promise<void> {
+    const outcome = await this.broker.log(this.input('request', error === undefined ? {} : { error: errorText(error) }), devices);
     if (outcome === 'failed') {
       this.state = 'refused';
       throw requestNotAudited();
     }
   }
 
-  /** Logs the response entry; throws when no device recorded it. */
-  async response(response: LogicalResponse | null, error?: unknown): Promise<void> {
+  /** Logs the response entry; throws when no device recorded it. At once when there is none. */
+  response(response: LogicalResponse | null, error?: unknown): Maybe<void> {
     if (this.state !== 'requested') return;
     this.state = 'answered';
     if (this.devices?.length === 0) return;
+    return this.#logResponse(response, error);
+  }
+
+  async #logResponse(response: LogicalResponse | null, error: unknown): Promise<void> {
     await this.ctx.beforeResponse?.();
     const extra: Partial<AuditInput> = { response: responseInput(response ?? {}, this.ctx.mount) };
     if (error !== undefined) extra.error = errorText(error);

@@ -4,7 +4,8 @@
 import type { AuthContext } from '../framework/backend';
 import { permissionDenied } from '../framework/errors';
 import type { ACL } from '../core/acl/acl';
-import type { AclCache } from '../core/acl/cache';
+import type { AclCache, Compiled } from '../core/acl/cache';
+import type { Maybe } from '../framework/steps';
 import type { IdentityView } from '../core/identity/cache';
 import type { GoverningPolicies } from '../core/sentinel/governing';
 import { anonymousAuthorizer, type Authorizer, type GovernRequest } from './dispatch';
@@ -49,13 +50,22 @@ function governed(base: Authorizer, policies: GoverningPolicies, auth: AuthConte
 
 /**
  * The authorizer for a request: the caller's ACL (refusal of everything without a token), then
- * the cluster's RGPs and EGPs when there are any.
+ * the cluster's RGPs and EGPs when there are any. At once when all of it is in memory.
  */
-export async function authorizerFor(acls: AclCache, auth: AuthContext | null, wrapTTL: number): Promise<Authorizer> {
-  let governing = acls.governor?.policies() ?? null;
-  if (governing instanceof Promise) governing = await governing;
+export function authorizerFor(acls: AclCache, auth: AuthContext | null, wrapTTL: number): Maybe<Authorizer> {
+  const governing = acls.governor?.policies() ?? null;
+  if (governing instanceof Promise) return governing.then((g) => authorizerWith(acls, auth, wrapTTL, g));
+  return authorizerWith(acls, auth, wrapTTL, governing);
+}
+
+function authorizerWith(acls: AclCache, auth: AuthContext | null, wrapTTL: number, governing: GoverningPolicies | null): Maybe<Authorizer> {
   if (!auth) return governing ? governed(anonymousAuthorizer, governing, null, null) : anonymousAuthorizer;
-  const { acl, identityPolicies, view } = await acls.compiledFor(auth);
+  const compiled = acls.compiledNow(auth);
+  if (compiled) return compiledAuthorizer(compiled, auth, wrapTTL, governing);
+  return acls.compiledFor(auth).then((c) => compiledAuthorizer(c, auth, wrapTTL, governing));
+}
+
+function compiledAuthorizer({ acl, identityPolicies, view }: Compiled, auth: AuthContext, wrapTTL: number, governing: GoverningPolicies | null): Authorizer {
   // Recorded on the request's auth for its audit entries.
   auth.identityPolicies = identityPolicies;
   const base = aclAuthorizer(acl, wrapTTL);

@@ -20,6 +20,7 @@ import {
 import { generateRsaPair, type RsaPair, type RsaPairSource } from '../crypto/rsa-keygen';
 import { permissionDenied, RsaKeysNeeded, unsupportedOperation, unsupportedPath } from '../framework/errors';
 import { FieldData } from '../framework/fields';
+import { drive, settled, type Maybe, type Steps } from '../framework/steps';
 import { pathHelp } from '../framework/help';
 import type { Transaction } from '../framework/storage';
 import type { SentinelRecord } from '../core/sentinel/governing';
@@ -158,8 +159,8 @@ export interface DispatchHooks {
    * wrapped, response (and throws when no device recorded it).
    */
   audit?: {
-    request: (req: LogicalRequest) => Promise<void>;
-    response: (response: LogicalResponse) => Promise<void>;
+    request: (req: LogicalRequest) => Maybe<void>;
+    response: (response: LogicalResponse) => Maybe<void>;
   };
   /** Becomes LogicalRequest.wakeAt: the backend asks for its periodic work to run then. */
   wakeAt?: (at: number) => void;
@@ -276,6 +277,18 @@ export async function dispatch(
   authorizer: Authorizer,
   hooks: DispatchHooks = {},
 ): Promise<LogicalResponse> {
+  return await drive(dispatchSteps(backend, wire, mount, storage, authorizer, hooks));
+}
+
+/** dispatch as steps (src/framework/steps.ts): at once when nothing on the way is waited for. */
+export function* dispatchSteps(
+  backend: Backend,
+  wire: WireRequest,
+  mount: MountContext,
+  storage: Transaction,
+  authorizer: Authorizer,
+  hooks: DispatchHooks = {},
+): Steps<LogicalResponse> {
   const relPath = relativePath(wire.path, mount.mountPoint);
   const match = matchPath(backend, relPath);
   if (!match) throw unsupportedPath();
@@ -306,7 +319,7 @@ export async function dispatch(
   if (wire.operation === 'write' && def.existenceCheck && fieldError === null) {
     const oneHandler = !def.operations.create || def.operations.create === def.operations.update;
     if (!(oneHandler && !unauthenticated && authorizer.grantsCreateAndUpdate(authz))) {
-      req.operation = (await def.existenceCheck(req, fields)) ? 'update' : 'create';
+      req.operation = (yield* settled(def.existenceCheck(req, fields))) ? 'update' : 'create';
     }
   }
 
@@ -327,25 +340,25 @@ export async function dispatch(
   if (def.rsaKeysNeeded && !hooks.handOff) {
     const prepared = wire.preparedRsaPairs ?? [];
     if (hooks.preparesRsaPairs && !hooks.answer) {
-      const missing = missingPairs(await def.rsaKeysNeeded(req, fields), prepared);
+      const missing = missingPairs(yield* settled(def.rsaKeysNeeded(req, fields)), prepared);
       if (missing.length > 0) throw new RsaKeysNeeded(missing);
     }
     req.rsaPairs = rsaPairSource(prepared);
   }
 
-  if (hooks.audit) await hooks.audit.request(req);
+  if (hooks.audit) yield* settled(hooks.audit.request(req));
   if (hooks.handOff) return hooks.handOff(req);
   const given = hooks.answer?.(req);
   if (given) {
     const answer = given();
-    if (hooks.audit && !answer.answered) await hooks.audit.response(answer);
+    if (hooks.audit && !answer.answered) yield* settled(hooks.audit.response(answer));
     return answer;
   }
   if (validateLater) fields.validate();
-  const response = await runHandler(def, handler, req, fields, params, storage, hooks.beforeCommit);
+  const response = yield* settled(runHandler(def, handler, req, fields, params, storage, hooks.beforeCommit));
   // A handler may require wrapping of its own (DR activation tokens); the client's TTL wins when given.
   const wrapTTL = wire.wrapTTL > 0 ? wire.wrapTTL : (response.wrapTTL ?? 0);
-  if (wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = await hooks.wrap(response, wrapTTL === wire.wrapTTL ? wire : { ...wire, wrapTTL }, mount);
-  if (hooks.audit) await hooks.audit.response(response);
+  if (wrapTTL > 0 && hooks.wrap && wrappable(response)) response.wrapInfo = yield* settled(hooks.wrap(response, wrapTTL === wire.wrapTTL ? wire : { ...wire, wrapTTL }, mount));
+  if (hooks.audit) yield* settled(hooks.audit.response(response));
   return response;
 }

@@ -4,6 +4,7 @@
 // validated, the storage a request writes to and the order writes run in.
 
 import type { Backend, GrantedMount, LogicalResponse } from '../framework/backend';
+import { drive, settled, type Maybe, type Steps } from '../framework/steps';
 import type { Transaction } from '../framework/storage';
 import type { AclCache } from '../core/acl/cache';
 import type { MetricsRegistry } from '../core/metrics/registry';
@@ -11,7 +12,7 @@ import { RequestTimer } from '../core/metrics/requests';
 import type { AuditTrail } from './audit-trail';
 import { authorizerFor } from './authorizer';
 import { callerFrom, type CallerPort } from './caller';
-import { dispatch, isUnauthenticatedPath, relativePath, type DispatchHooks, type MountContext, type WireRequest } from './dispatch';
+import { dispatchSteps, isUnauthenticatedPath, relativePath, type DispatchHooks, type MountContext, type WireRequest } from './dispatch';
 import { acceptPrecomputed, type GrantLedger } from './offload';
 import { errorResult, type WireResult } from './result';
 
@@ -22,7 +23,7 @@ export interface Scope {
   /** What the host adds to dispatch (the pipeline adds the audit and metrics hooks). */
   hooks: DispatchHooks;
   /** Runs the dispatch in the host's write order (a writes mutex, or beside it for reads). */
-  order(run: () => Promise<LogicalResponse>): Promise<LogicalResponse>;
+  order(run: () => Maybe<LogicalResponse>): Maybe<LogicalResponse>;
   /** Work due after the dispatch however it ended (undefined: none, nothing awaited). */
   after?(): Promise<void> | undefined;
 }
@@ -65,21 +66,31 @@ export interface ServePorts {
    */
   locate(route: Route, wire: WireRequest): Host | WireResult | Promise<Host | WireResult>;
   /** Runs the whole request in the host's order (the SystemObject serialises its state changes). */
-  admit?(wire: WireRequest, run: () => Promise<WireResult>): Promise<WireResult>;
-  /** Awaited before every reply: what the request wrote, or read from others, is durable. */
-  settle?(): Promise<void>;
+  admit?(wire: WireRequest, run: () => Maybe<WireResult>): Maybe<WireResult>;
+  /** Awaited before every reply: what the request wrote, or read from others, is durable (undefined: nothing to wait for). */
+  settle?(): Promise<void> | undefined;
   /** The host's grants, when it hands handlers to the Worker (src/pipeline/offload.ts). */
   grants?: GrantLedger;
 }
 
-/** Serves one request; `token` is the raw client token ("" for none). */
-export async function serve(ports: ServePorts, route: Route, wire: WireRequest, token: string): Promise<WireResult> {
+/**
+ * Serves one request; `token` is the raw client token ("" for none). The answer comes at once when
+ * nothing on the way has to be waited for (src/framework/steps.ts): a handed-off request answered
+ * from memory, typically.
+ */
+export function serve(ports: ServePorts, route: Route, wire: WireRequest, token: string): Maybe<WireResult> {
+  return drive(serveSteps(ports, route, wire, token));
+}
+
+function* serveSteps(ports: ServePorts, route: Route, wire: WireRequest, token: string): Steps<WireResult> {
   const timer = new RequestTimer(ports.metrics, route.prefix, wire.operation);
   // Whether an outcome the Worker computed first was taken (undefined: none was asked about).
   const first: { taken?: boolean } = {};
-  const result = await (ports.admit ? ports.admit(wire, () => run(ports, route, wire, token, timer, first)) : run(ports, route, wire, token, timer, first));
+  const steps = () => drive(run(ports, route, wire, token, timer, first));
+  const result = yield* settled(ports.admit ? ports.admit(wire, steps) : steps());
   if (first.taken === false && (result.kind === 'ok' || result.kind === 'error')) result.recomputed = true;
-  if (ports.settle) await ports.settle();
+  const durable = ports.settle?.();
+  if (durable) yield* settled(durable);
   // A request sent back (gone, prepare) comes again and is measured then; a granted one when settled.
   if (result.kind === 'ok' || result.kind === 'error' || result.kind === 'settled') {
     timer.done();
@@ -88,29 +99,27 @@ export async function serve(ports: ServePorts, route: Route, wire: WireRequest, 
   return result;
 }
 
-async function run(ports: ServePorts, route: Route, wire: WireRequest, token: string, timer: RequestTimer, first: { taken?: boolean }): Promise<WireResult> {
+function* run(ports: ServePorts, route: Route, wire: WireRequest, token: string, timer: RequestTimer, first: { taken?: boolean }): Steps<WireResult> {
   let trail: AuditTrail | null = null;
   try {
-    const located = ports.locate(route, wire);
-    const host = located instanceof Promise ? await located : located;
+    const host = yield* settled(ports.locate(route, wire));
     if ('kind' in host) return host;
     // A request resumed from a grant goes on with the audit trail its grant began.
     const resumed = wire.resumes ? ports.grants?.pending(wire.resumes) : undefined;
     trail = resumed ? resumed.trail : host.trail(wire, token);
     const early = host.preempt?.(wire, token, trail);
     if (early) {
-      const response = await early;
+      const response = yield* settled(early);
       if (response) return { kind: 'ok', response };
     }
     const relPath = relativePath(wire.path, host.mount.mountPoint);
     const unauthenticated = isUnauthenticatedPath(host.backend, relPath);
     timer.login = unauthenticated && host.logins === true;
-    let validation = token ? host.caller(token, wire) : null;
-    if (validation instanceof Promise) validation = await validation;
+    const validation = token ? yield* settled(host.caller(token, wire)) : null;
     wire.auth = callerFrom(validation, unauthenticated);
     const admitted = host.admitted?.(wire);
-    if (admitted) await admitted;
-    const authorizer = await authorizerFor(host.acls, wire.auth, wire.wrapTTL);
+    if (admitted) yield* settled(admitted);
+    const authorizer = yield* settled(authorizerFor(host.acls, wire.auth, wire.wrapTTL));
     const ledger = ports.grants;
     const handsOff = ledger !== undefined && wire.grantStamp !== undefined && !wire.resumes && host.offloads?.(wire, relPath) === true;
     const scope = host.open(wire, relPath, handsOff);
@@ -130,14 +139,14 @@ async function run(ports: ServePorts, route: Route, wire: WireRequest, token: st
       };
     }
     try {
-      const response = await scope.order(() => dispatch(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks));
+      const response = yield* settled(scope.order(() => drive(dispatchSteps(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks))));
       if (response.grant) return { kind: 'grant', grant: response.grant };
       return response.answered ? { kind: 'settled' } : { kind: 'ok', response };
     } finally {
       const after = scope.after?.();
-      if (after) await after;
+      if (after) yield* settled(after);
     }
   } catch (e) {
-    return errorResult(trail ? await trail.failed(e) : e);
+    return errorResult(trail ? yield* settled(trail.failed(e)) : e);
   }
 }

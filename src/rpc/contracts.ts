@@ -28,6 +28,8 @@ import type { TokenMountConfig } from '../auth/token/ops';
 import type { ManagedKeyRef } from '../managed-keys/resolve';
 import type { ManagedKeyEntry } from '../managed-keys/types';
 import type { WireRequest } from '../pipeline/dispatch';
+// A request answered without a wait returns its result as it is (src/framework/steps.ts).
+import type { Maybe } from '../framework/steps';
 import type { WireResult } from '../pipeline/result';
 
 type Refused = { ok: false; status: number; errors: string[] };
@@ -90,7 +92,7 @@ export interface IdentityEndpoint {
 }
 
 export interface MountContract extends Notified, IdentityEndpoint, ReplicaContract {
-  handle(prefix: string, revision: number, wire: WireRequest, token: string): Promise<WireResult>;
+  handle(prefix: string, revision: number, wire: WireRequest, token: string): Maybe<WireResult>;
   /** A handed-off handler's storage reads (src/pipeline/offload.ts); null: finish the request here. */
   grantRead(id: string, reads: GrantReads): Promise<GrantValues | null>;
   /** A handed-off handler's outcome, audited and answered; `stale`: finish the request here. */
@@ -112,7 +114,7 @@ export interface MountContract extends Notified, IdentityEndpoint, ReplicaContra
 }
 
 export interface TokenStoreContract extends Notified, PeerShard, ReplicaContract {
-  handle(token: string, prefix: string, wire: WireRequest): Promise<WireResult>;
+  handle(token: string, prefix: string, wire: WireRequest): Maybe<WireResult>;
   createRoot(token: string): Promise<void>;
   issueLogin(token: string, partial: Omit<TokenEntry, 'accessor'>): Promise<{ token: string; entry: TokenEntry }>;
   resolve(token: string): Promise<Resolution>;

@@ -52,6 +52,20 @@ export class AclCache {
     return (await this.compiledFor(auth, now)).acl;
   }
 
+  /**
+   * What compiledFor would answer, when that needs no wait: a caller without an entity (or no
+   * identity store here) whose ACL is compiled. Undefined otherwise.
+   */
+  compiledNow(auth: AuthContext, now = Date.now()): Compiled | undefined {
+    if (auth.entityId && this.identity) return undefined;
+    return this.#hit(auth, null, now);
+  }
+
+  #hit(auth: AuthContext, view: IdentityView | null, now: number): Compiled | undefined {
+    const hit = this.acls.get(`${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`);
+    return hit && now - hit.at < MAX_AGE_MS && hit.view === view ? hit : undefined;
+  }
+
   /** The ACL and the policies the caller's entity added to its token's (audit entries show them). */
   async compiledFor(auth: AuthContext, now = Date.now()): Promise<Compiled> {
     const generation = this.generation;
@@ -62,8 +76,8 @@ export class AclCache {
       if (!view || view.disabled) throw permissionDenied();
     }
     const key = `${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`;
-    const hit = this.acls.get(key);
-    if (hit && now - hit.at < MAX_AGE_MS && hit.view === view) return hit;
+    const hit = this.#hit(auth, view, now);
+    if (hit) return hit;
     // Identity policies never include root, whatever the identity store holds.
     const extra = (view?.policies ?? []).filter((p) => p.toLowerCase() !== 'root' && !auth.policies.includes(p));
     const names = [...auth.policies, ...extra];

@@ -4,6 +4,7 @@
 // caller refuses the request (fail-closed).
 
 import type { AuditInput } from './entry';
+import type { Maybe } from '../../framework/steps';
 
 /** An enabled device, as hosting objects address it. */
 export interface AuditDeviceRef {
@@ -48,7 +49,8 @@ export class AuditBroker {
     this.inflight = null;
   }
 
-  async devices(): Promise<AuditDeviceRef[]> {
+  /** The enabled devices: at once while the list is cached (every request asks). */
+  devices(): Maybe<AuditDeviceRef[]> {
     if (this.cached && this.now() - this.cached.at < this.maxAgeMs) return this.cached.devices;
     if (!this.inflight) {
       const read = this.read(this.generation);
