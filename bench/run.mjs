@@ -16,7 +16,8 @@
 // Scenarios whose handler Coffer hands off to the Worker (src/pipeline/offload.ts; `offloaded`)
 // are measured a second time on a launcher with OFFLOAD_HANDLERS=0, where the handler runs in the
 // object: the two obj ms give the owning object's share of a hot request before and after, and
-// the scale model below (a hot key's ceiling as isolates are added) is printed from them.
+// the scale model below (a hot key's ceiling as isolates are added) is printed from them. Those
+// obj ms are the median of SCALE_MODEL_PASSES serial passes (objectTime says why).
 //
 // BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
 // BENCH_ONLY=<text>[|<text>…] runs only the scenarios whose name contains one of them (baselines always run).
@@ -71,8 +72,31 @@ async function routeSamples(url, token) {
   return out;
 }
 
-/** Milliseconds inside the serving object per request, requests sent one at a time (see the top). */
-async function objectTime(url, token, opts) {
+/**
+ * Milliseconds inside the serving object per request, requests sent one at a time (see the top),
+ * over `rounds` passes of SERIAL_SECONDS: with more than one, the median pass's figure. workerd's
+ * clocks tick in whole milliseconds, so a pass's figure is an estimate from its ticks, and here
+ * the Worker and the objects share one isolate: a pass can catch an isolate-wide pause (the
+ * collection of the Worker's garbage) and read it as the object's time. The scale model's
+ * scenarios are measured this way; `mean` keeps the figure over all passes.
+ */
+async function objectTime(url, token, opts, rounds = 1) {
+  const passes = [];
+  let pooled = null;
+  for (let i = 0; i < rounds; i++) {
+    const pass = await objectPass(url, token, opts);
+    if (!pass) return null;
+    passes.push(pass);
+    if (pooled && pooled.route !== pass.route) return null;
+    pooled = { route: pass.route, n: (pooled?.n ?? 0) + pass.n, sum: (pooled?.sum ?? 0) + pass.sum };
+  }
+  const sorted = passes.map((p) => p.sum / p.n).sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { route: pooled.route, ms: +median.toFixed(3), ...(rounds > 1 ? { mean: +(pooled.sum / pooled.n).toFixed(3), passes: rounds } : {}) };
+}
+
+async function objectPass(url, token, opts) {
   const before = await routeSamples(url, token);
   // Times are whole milliseconds (workerd's clocks): sub-millisecond figures need many requests.
   const pass = await new Promise((resolve, reject) => autocannon({ ...opts, connections: 1, duration: SERIAL_SECONDS }, (err, r) => (err ? reject(err) : resolve(r))));
@@ -81,11 +105,14 @@ async function objectTime(url, token, opts) {
   for (const [name, s] of await routeSamples(url, token)) {
     const b = before.get(name) ?? { count: 0, sum: 0 };
     const n = s.count - b.count;
-    if (n > 0 && (!best || n > best.n)) best = { route: name, n, ms: (s.sum - b.sum) / n };
+    if (n > 0 && (!best || n > best.n)) best = { route: name, n, sum: s.sum - b.sum };
   }
   // The route that served (nearly) all of the pass; none for requests no object's pipeline serves.
-  return best && best.n >= sent * 0.9 ? { route: best.route, ms: +best.ms.toFixed(3) } : null;
+  return best && best.n >= sent * 0.9 ? best : null;
 }
+
+/** Passes of the obj ms measure for the scenarios of the scale model (and their in-object twins). */
+const SCALE_MODEL_PASSES = 5;
 
 /** Isolate counts the scale model is printed for. */
 const ISOLATES = [1, 4, 16, 64];
@@ -108,6 +135,8 @@ function scaleModel(results) {
       in_object_ms: twin.object.ms,
       offloaded_ms: offloaded.object.ms,
       owner_factor: +(twin.object.ms / offloaded.object.ms).toFixed(1),
+      // Over all passes rather than the median pass's (objectTime).
+      owner_factor_of_means: twin.object.mean && offloaded.object.mean ? +(twin.object.mean / offloaded.object.mean).toFixed(1) : null,
       in_object_ceiling: Math.round(1000 / twin.object.ms),
       offloaded_ceiling: Math.round(ceiling),
       rps_by_isolates: ISOLATES.map((n) => Math.round(Math.min(ceiling, n * offloaded.rps))),
@@ -176,7 +205,7 @@ async function main() {
       const first = judged ? await adjacent(s.kind) : 0;
       const result = { ...(await measure(s.name, requests.get(s.name))), kind: s.kind, target: s.target ?? null, minRps: s.minRps ?? null, relativeTo: s.relativeTo ?? null };
       if (judged) result.adjacentBaseline = Math.round((first + (await adjacent(s.kind))) / 2);
-      result.object = await objectTime(coffer.url, token, requests.get(s.name));
+      result.object = await objectTime(coffer.url, token, requests.get(s.name), s.offloaded && inObject ? SCALE_MODEL_PASSES : 1);
       // Judged against another scenario (a large mount against an empty one): the two are measured
       // in alternating rounds right here, so the machine's drift between their places in the run
       // (and the aftermath of a bulk setup) does not decide the ratio; the median round counts.
@@ -190,7 +219,7 @@ async function main() {
         const context = s.setup ? await s.setup(inObject.url, inObject.token, { dataDir: path.join(work, 'in-object') }) : undefined;
         const request = s.request(inObject.url, inObject.token, context);
         const twin = { ...(await measure(`${s.name} [in object]`, request)), kind: s.kind, target: null, minRps: null, relativeTo: null, twinOf: s.name };
-        twin.object = await objectTime(inObject.url, inObject.token, request);
+        twin.object = await objectTime(inObject.url, inObject.token, request, SCALE_MODEL_PASSES);
         results.push(twin);
       }
     }
@@ -228,9 +257,9 @@ async function main() {
     const model = scaleModel(results);
     if (model.length > 0) {
       console.log(`\nScale model of a hot key (req/s): min(owner's ceiling, isolates × one isolate's req/s); owner's ceiling = 1000 / obj ms, one isolate's req/s = this run's req/s (the whole request on one thread).`);
-      console.log(`${pad('scenario', 40)}${pad('obj ms in object → offloaded', 30)}${pad('owner ceiling ×', 17)}${ISOLATES.map((n) => pad(`${n} isol.`, 10)).join('')}`);
+      console.log(`${pad('scenario', 40)}${pad('obj ms in object → offloaded', 30)}${pad('owner ceiling ×', 17)}${ISOLATES.map((n) => pad(`${n} isol.`, 10)).join('')}× of means`);
       for (const m of model) {
-        console.log(`${pad(m.scenario, 40)}${pad(`${m.in_object_ms} → ${m.offloaded_ms}`, 30)}${pad(m.owner_factor, 17)}${m.rps_by_isolates.map((r) => pad(r, 10)).join('')}`);
+        console.log(`${pad(m.scenario, 40)}${pad(`${m.in_object_ms} → ${m.offloaded_ms}`, 30)}${pad(m.owner_factor, 17)}${m.rps_by_isolates.map((r) => pad(r, 10)).join('')}${m.owner_factor_of_means ?? ''}`);
       }
     }
     mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
