@@ -269,15 +269,9 @@ export async function runHandler(
   return response;
 }
 
-export async function dispatch(
-  backend: Backend,
-  wire: WireRequest,
-  mount: MountContext,
-  storage: Transaction,
-  authorizer: Authorizer,
-  hooks: DispatchHooks = {},
-): Promise<LogicalResponse> {
-  return await drive(dispatchSteps(backend, wire, mount, storage, authorizer, hooks));
+/** Runs one request's handler under its authorisation (dispatchSteps), as a promise. */
+export async function dispatch(...args: Parameters<typeof dispatchSteps>): Promise<LogicalResponse> {
+  return await drive(dispatchSteps(...args));
 }
 
 /** dispatch as steps (src/framework/steps.ts): at once when nothing on the way is waited for. */
