@@ -8,7 +8,7 @@
 
 import { badRequest } from '../framework/errors';
 
-export interface CanonicalPath {
+export interface DecodedPath {
   path: string;
   /** Offset in `path` of the first empty segment (not a trailing slash), or -1. */
   emptyAt: number;
@@ -17,7 +17,7 @@ export interface CanonicalPath {
 const EMPTY_SEGMENTS = 'invalid request path: empty segments are not allowed';
 
 /** Decodes and checks everything but empty segments, which are reported for the router to judge. */
-export function decodePath(encodedPath: string): CanonicalPath {
+export function decodePath(encodedPath: string): DecodedPath {
   let path: string;
   try {
     path = decodeURIComponent(encodedPath);
@@ -42,11 +42,4 @@ export function decodePath(encodedPath: string): CanonicalPath {
 /** Refuses an empty segment at `emptyAt` (-1: none) unless an opaque tail starts at or before it. */
 export function refuseEmptySegments(emptyAt: number, opaqueFrom = Infinity): void {
   if (emptyAt >= 0 && emptyAt < opaqueFrom) throw badRequest(EMPTY_SEGMENTS);
-}
-
-/** The logical path, with every empty segment refused. */
-export function canonicalPath(encodedPath: string): string {
-  const c = decodePath(encodedPath);
-  refuseEmptySegments(c.emptyAt);
-  return c.path;
 }

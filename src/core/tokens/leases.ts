@@ -59,7 +59,7 @@ export class TokenLeaseCache {
     return reply.grant;
   }
 
-  /** The grant held for `key` while it may be reused (no await: this is every request's path). */
+  /** The grant held for `token` while it may be reused (no await: this is on every request's path). */
   held(token: string, now = Date.now()): LeaseGrant | undefined {
     const held = this.grants.get(token);
     if (!held) return undefined;

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalPath, decodePath, refuseEmptySegments } from '../../../src/worker/canonical';
+import { decodePath, refuseEmptySegments } from '../../../src/worker/canonical';
+
+/** The logical path as a request outside an opaque tail gets it: every empty segment refused. */
+function canonicalPath(encoded: string): string {
+  const { path, emptyAt } = decodePath(encoded);
+  refuseEmptySegments(emptyAt);
+  return path;
+}
 
 describe('canonicalPath', () => {
   it.each([
