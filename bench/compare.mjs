@@ -30,7 +30,12 @@ if (process.platform !== 'linux') throw new Error('CPU per request is read from 
 
 /** The workerd process below a launcher (Miniflare starts it as a child). */
 function workerdBelow(pid) {
-  const children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
+  let children;
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return null; // pgrep exits 1 when the process has no children
+  }
   for (const child of children) {
     if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('workerd')) return child;
     const below = workerdBelow(child);
