@@ -215,6 +215,7 @@ async function main() {
       if (s.relativeTo?.paired === false && reference) result.ratio_vs_scenario = +(result.rps / reference.rps).toFixed(3);
       else if (s.relativeTo && requests.has(s.relativeTo.scenario)) result.ratio_vs_scenario = await pairedRatio(requests.get(s.name), requests.get(s.relativeTo.scenario));
       results.push(result);
+      if (s.teardown) await s.teardown(coffer.url, token, context);
       if (s.offloaded && inObject) {
         const context = s.setup ? await s.setup(inObject.url, inObject.token, { dataDir: path.join(work, 'in-object') }) : undefined;
         const request = s.request(inObject.url, inObject.token, context);
@@ -249,7 +250,10 @@ async function main() {
     console.log(`\n${pad('scenario', 44)}${pad('kind', 6)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('÷trivial', 10)}${pad('÷base', 7)}${pad('÷run', 7)}${pad('obj ms', 8)}target`);
     for (const r of rows) {
       const verdicts = [];
-      if (r.relativeTo) verdicts.push(`${r.ratio_vs_scenario ?? '?'}× of "${r.relativeTo.scenario}" (≥ ${r.relativeTo.min}× ${r.ratio_vs_scenario >= r.relativeTo.min ? 'met' : 'MISSED'})`);
+      if (r.relativeTo) {
+        const goal = r.relativeTo.min === undefined ? '' : ` (≥ ${r.relativeTo.min}× ${r.ratio_vs_scenario >= r.relativeTo.min ? 'met' : 'MISSED'})`;
+        verdicts.push(`${r.ratio_vs_scenario ?? '?'}× of "${r.relativeTo.scenario}"${goal}`);
+      }
       if (r.target != null) verdicts.push(`≥ ${r.target}× ${r.ratio_vs_baseline >= r.target ? 'met' : 'MISSED'}`);
       if (r.minRps != null) verdicts.push(`≥ ${r.minRps} req/s ${r.rps >= r.minRps ? 'met' : 'MISSED'}`);
       console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.adjacentBaseline ? r.ratio_vs_run_baseline : '', 7)}${pad(r.object?.ms ?? '', 8)}${verdicts.join('; ')}`);
@@ -272,7 +276,7 @@ async function main() {
       results: rows.map(({ scenario, kind, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline, ratio_vs_baseline, ratio_vs_run_baseline, adjacentBaseline, object, target, minRps, runs_rps, relativeTo, ratio_vs_scenario }) => ({
         scenario, kind: kind ?? null, rps, p50, p99, failed, ratio_vs_baseline: ratio_vs_baseline ?? null, ratio_vs_run_baseline: ratio_vs_run_baseline ?? null, adjacent_baseline_rps: adjacentBaseline ?? null, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline,
         object_ms: object?.ms ?? null, object_route: object?.route ?? null, target: target ?? null, min_rps: minRps ?? null, ...(runs_rps ? { runs_rps } : {}),
-        ...(relativeTo ? { relative_to: relativeTo.scenario, ratio_vs_scenario: ratio_vs_scenario ?? null, relative_target: relativeTo.min } : {}),
+        ...(relativeTo ? { relative_to: relativeTo.scenario, ratio_vs_scenario: ratio_vs_scenario ?? null, relative_target: relativeTo.min ?? null } : {}),
       })),
       scale_model: { isolates: ISOLATES, rows: model },
     };

@@ -3,7 +3,7 @@
 // `target` is the goal as a ratio to that baseline; `minRps` an absolute goal on this machine;
 // `relativeTo` a goal as a ratio to another scenario of the same run.
 // `setup(url, rootToken, server)` may return a context that `request(url, rootToken, context)`
-// receives; `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
+// receives, and `teardown(url, rootToken, context)` undoes what later scenarios must not meet; `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
 // the bench runs the launcher with COFFER_HSM_BRIDGE=softhsm2).
 // Later areas append their scenarios here. Scenarios that need a server of their own start it in
 // their setup; `stopScenarioServers()` stops them (run.mjs, profile.mjs and compare.mjs call it).
@@ -317,6 +317,21 @@ export const SCENARIOS = [
       return narrowToken(url, token);
     },
     request: (url, _root, narrow) => ({ url: `${url}/v1/kv1/bench/acl-read`, headers: json(narrow) }),
+  },
+  {
+    // KV v1 read again with one audit device enabled (entries discarded: what the device costs is
+    // its object's HMACs and hash chain, and the calls to it). Judged against the unaudited read
+    // measured earlier in the run; the device is disabled afterwards, so no later scenario pays it.
+    name: 'KV v1 read, one audit device',
+    kind: 'read',
+    relativeTo: { scenario: 'KV v1 read', paired: false },
+    setup: async (url, token) => {
+      await ensureKV(url, token, 'kv1', '1');
+      await call(url, token, 'PUT', 'kv1/bench/read', SECRET);
+      await call(url, token, 'PUT', 'sys/audit/bench', { type: 'file', options: { file_path: 'discard' } });
+    },
+    teardown: (url, token) => call(url, token, 'DELETE', 'sys/audit/bench'),
+    request: (url, token) => ({ url: `${url}/v1/kv1/bench/read`, headers: json(token) }),
   },
   {
     name: 'transit encrypt 1 KiB, aes256-gcm96',
