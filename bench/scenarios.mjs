@@ -1,9 +1,10 @@
 // Coffer's benchmark scenarios. `kind` names the baseline a scenario is judged against: a read
 // against one DO call + one SQLite read, a write against one DO call + one SQLite write.
 // `target` is the goal as a ratio to that baseline; `minRps` an absolute goal on this machine;
-// `relativeTo` a goal as a ratio to another scenario of the same run.
+// `relativeTo` a ratio to another scenario of the same run (a goal when it has `min`).
 // `setup(url, rootToken, server)` may return a context that `request(url, rootToken, context)`
-// receives, and `teardown(url, rootToken, context)` undoes what later scenarios must not meet; `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
+// receives, and `teardown(url, rootToken, context)` undoes what later scenarios must not meet;
+// `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
 // the bench runs the launcher with COFFER_HSM_BRIDGE=softhsm2).
 // Later areas append their scenarios here. Scenarios that need a server of their own start it in
 // their setup; `stopScenarioServers()` stops them (run.mjs, profile.mjs and compare.mjs call it).
