@@ -72,7 +72,7 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
       locate: (route) => this.#locate(route),
       // No reply before what it wrote, or read from another request, is in SQLite: the output gate
       // then holds it until that is committed, as it would an ordinary write.
-      settle: () => (storage.grouped.pending ? storage.grouped.durable() : undefined),
+      settle: () => storage.grouped.durable(),
       grants: this.#grants,
     };
   }

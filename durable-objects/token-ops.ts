@@ -35,7 +35,7 @@ export interface TokenOpsSite {
   shards: number;
   peer(n: number): Peer;
   /** Settles once the grouped writes staged so far are in SQLite. */
-  durable(): Promise<void>;
+  durable(): Promise<void> | undefined;
   metrics: MetricsRegistry;
   identity: IdentityCache;
   identityClient: IdentityClient;

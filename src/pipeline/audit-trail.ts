@@ -25,7 +25,7 @@ export interface TrailContext {
   nonHMACRequestKeys?: string[];
   nonHMACResponseKeys?: string[];
   /** Awaited before a response entry goes to a device (the host's writes must be durable first). */
-  beforeResponse?: () => Promise<void>;
+  beforeResponse?: () => Promise<void> | undefined;
 }
 
 /** The auth block of request entries, from what the token resolved to. */

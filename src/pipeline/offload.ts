@@ -127,7 +127,7 @@ export class GrantLedger {
  * Settles a grant in the object: refused ("stale") when its state changed, else the response (or
  * error) is audited and answered as if the handler had run here.
  */
-export async function settleGrant(ledger: GrantLedger, id: string, outcome: GrantOutcome, durable: () => Promise<void>): Promise<WireResult> {
+export async function settleGrant(ledger: GrantLedger, id: string, outcome: GrantOutcome, durable: () => Promise<void> | undefined): Promise<WireResult> {
   const pending = ledger.current(id);
   // A response the audit devices must see cannot be settled without it: the object answers instead.
   if (!pending || ('answered' in outcome && pending.trail?.recording)) return { kind: 'stale' };

@@ -28,7 +28,6 @@ import type { TokenMountConfig } from '../auth/token/ops';
 import type { ManagedKeyRef } from '../managed-keys/resolve';
 import type { ManagedKeyEntry } from '../managed-keys/types';
 import type { WireRequest } from '../pipeline/dispatch';
-// A request answered without a wait returns its result as it is (src/framework/steps.ts).
 import type { Maybe } from '../framework/steps';
 import type { WireResult } from '../pipeline/result';
 
@@ -92,6 +91,7 @@ export interface IdentityEndpoint {
 }
 
 export interface MountContract extends Notified, IdentityEndpoint, ReplicaContract {
+  /** A request answered without a wait returns its result itself (src/framework/steps.ts). */
   handle(prefix: string, revision: number, wire: WireRequest, token: string): Maybe<WireResult>;
   /** A handed-off handler's storage reads (src/pipeline/offload.ts); null: finish the request here. */
   grantRead(id: string, reads: GrantReads): Promise<GrantValues | null>;

@@ -201,7 +201,7 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
   for (let round = 0; round <= MAX_PREPARE_ROUNDS; ) {
     const route = findRoute(await routes(env, refreshed), p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
-    refuseEmptySegments(p.emptySegmentAt, opaqueTailAt(route, p));
+    if (p.emptySegmentAt >= 0) refuseEmptySegments(p.emptySegmentAt, opaqueTailAt(route, p));
     ctx.mountType = route.type;
     ctx.allowedResponseHeaders = route.allowedResponseHeaders;
     const wire = wireRequest(ctx.requestId, p, null, passthroughHeaders(route, p.headers));

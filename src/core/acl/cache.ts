@@ -31,6 +31,9 @@ export interface Compiled {
   view: IdentityView | null;
 }
 
+/** A compiled ACL's key: the token's policies, and its entity when the ACL saw one. */
+const aclKey = (auth: AuthContext, view: IdentityView | null): string => `${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`;
+
 export class AclCache {
   /** `view` is the entity view the ACL was compiled with (a newer view means recompiling). */
   private readonly acls = new Map<string, Compiled & { at: number }>();
@@ -58,11 +61,11 @@ export class AclCache {
    */
   compiledNow(auth: AuthContext, now = Date.now()): Compiled | undefined {
     if (auth.entityId && this.identity) return undefined;
-    return this.#hit(auth, null, now);
+    return this.#hit(aclKey(auth, null), null, now);
   }
 
-  #hit(auth: AuthContext, view: IdentityView | null, now: number): Compiled | undefined {
-    const hit = this.acls.get(`${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`);
+  #hit(key: string, view: IdentityView | null, now: number): Compiled | undefined {
+    const hit = this.acls.get(key);
     return hit && now - hit.at < MAX_AGE_MS && hit.view === view ? hit : undefined;
   }
 
@@ -75,8 +78,8 @@ export class AclCache {
       // Vault refuses tokens whose entity is disabled or no longer exists.
       if (!view || view.disabled) throw permissionDenied();
     }
-    const key = `${view ? auth.entityId : ''}\n${auth.policies.join('\n')}`;
-    const hit = this.#hit(auth, view, now);
+    const key = aclKey(auth, view);
+    const hit = this.#hit(key, view, now);
     if (hit) return hit;
     // Identity policies never include root, whatever the identity store holds.
     const extra = (view?.policies ?? []).filter((p) => p.toLowerCase() !== 'root' && !auth.policies.includes(p));

@@ -66,9 +66,12 @@ export class GroupedWrites {
     if (this.staged.length === 1) this.later();
   }
 
-  /** Settles once everything staged so far is written to SQLite (rejects if that failed). */
-  durable(): Promise<void> {
-    if (this.staged.length === 0) return Promise.resolve();
+  /**
+   * Settles once everything staged so far is written to SQLite (rejects if that failed);
+   * undefined when nothing is staged, so a reply that need not wait does not (src/framework/steps.ts).
+   */
+  durable(): Promise<void> | undefined {
+    if (this.staged.length === 0) return undefined;
     return new Promise<void>((resolve, reject) => {
       this.waiters.push({ resolve, reject });
       this.later();

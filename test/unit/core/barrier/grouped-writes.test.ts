@@ -200,7 +200,7 @@ describe('objects that group their writes', () => {
       const { grouped } = obj as unknown as { grouped: GroupedWrites };
       // A row SQLite refuses (NOT NULL key) stands for a write the disk could not take.
       grouped.grouped.apply([{ key: null as unknown as string, value: utf8('x') }]);
-      const waited = await grouped.durable().then(
+      const waited = await grouped.durable()!.then(
         () => 'settled',
         () => 'rejected',
       );
