@@ -29,12 +29,15 @@ export class AuditObject extends ReplicatedObject<Env> implements AuditContract 
     replicate(this, this.#physical);
     this.#keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.#barrier = new BarrierStorage(this.#physical, this.#keyring, maxEntrySize(env));
-    this.#device = new AuditDevice(this.#barrier, {
+    const outputs = {
       // The file device's output: Workers Logs / Logpush collect it in production.
-      logLine: (line) => console.log(line),
-      post: (url, body, contentType) => postEntry(url, body, contentType),
+      logLine: (line: string) => console.log(line),
+      post: (url: string, body: string, contentType: string) => postEntry(url, body, contentType),
       durable: () => ctx.storage.sync(),
-    });
+    };
+    // A group's write-ahead record is one value under the barrier's size cap, with room for its
+    // JSON escaping and the barrier's own framing.
+    this.#device = new AuditDevice(this.#barrier, outputs, undefined, Math.floor(maxEntrySize(env) / 4));
   }
 
   /** Called when the cluster seals or the keyring rotates: forget keys and the salt held in memory. */

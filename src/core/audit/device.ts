@@ -1,10 +1,13 @@
 // One audit device: its options, its salt and the head of its chain, over a Storage (the
 // device's own object, behind the barrier). It is the single writer of its chain: entries are
-// formatted, HMACed, chained and delivered one at a time, and the head moves only when an entry
-// was delivered, so a failed delivery leaves no hole in the chain. Each delivery is written
-// ahead (made durable before it goes out): a crash after the entry went out but before the head
-// moved would otherwise give the next entry the same sequence number, a fork. The restarted
-// device delivers the written-ahead entry again first, an exact duplicate the checker accepts.
+// formatted, HMACed, chained and delivered in order, and the head moves only past entries that
+// were delivered, so a failed delivery leaves no hole in the chain. Entries that arrive while a
+// group is being recorded wait and then go together as the next group: one write-ahead, one
+// sync and one commit of the head for the whole group, where each entry used to pay all three.
+// Each group is written ahead (made durable before it goes out): a crash after some of it went
+// out but before the head moved would otherwise give the next entries the same sequence numbers,
+// a fork. The restarted device delivers the written-ahead group again first, in order: a repeated
+// run of exact copies, which the checker accepts (verify-chain.mjs, REDELIVERY_WINDOW).
 
 import { randomBytes } from '../../crypto/random';
 import { formatRFC3339Nano } from '../../framework/duration';
@@ -15,13 +18,21 @@ import { formatEntry, type AuditInput } from './entry';
 import { saltedHasher, type Hasher } from './hash';
 import type { DeviceOptions } from './options';
 import { withDeadline } from '../../framework/deadline';
+import { REDELIVERY_WINDOW } from './verify-chain.mjs';
 
 const CONFIG_KEY = 'device/config';
 const SALT_KEY = 'device/salt';
 const HEAD_KEY = 'device/head';
-/** The delivery in progress (written ahead), with the head it makes. */
+/**
+ * The last group written ahead, each entry with the head it makes. It stays when the group is out
+ * (overwriting it is cheaper than deleting it): it is cut off only while it reaches past the head.
+ */
 const PENDING_KEY = 'device/pending';
 const SALT_BYTES = 32;
+/** Most entries in one group: a repeated run after a crash must stay within the checker's window. */
+export const MAX_GROUP_ENTRIES = REDELIVERY_WINDOW;
+/** Bodies in one group's write-ahead record, by default (it is one storage value, with a size cap). */
+export const DEFAULT_GROUP_BYTES = 256 * 1024;
 /** An http device that does not answer within this time has failed. */
 export const HTTP_DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -33,6 +44,8 @@ interface DeviceConfig {
 interface Loaded extends DeviceConfig {
   hash: Hasher;
   head: ChainHead;
+  /** Storage was checked for a group a crash cut off since this was read. */
+  cutOffChecked?: boolean;
 }
 
 /** Where entries go. */
@@ -52,6 +65,13 @@ interface Delivery {
   head: ChainHead;
 }
 
+/** An entry waiting for its group, and its caller. */
+interface Waiting {
+  input: AuditInput;
+  resolve(status: 'recorded' | 'gone'): void;
+  reject(reason: unknown): void;
+}
+
 /** The http device's delivery: a POST that must answer 2xx within the timeout. */
 export async function postEntry(url: string, body: string, contentType: string, fetcher: typeof fetch = fetch): Promise<void> {
   let res: Response;
@@ -67,11 +87,16 @@ export async function postEntry(url: string, body: string, contentType: string, 
 export class AuditDevice {
   private loaded: Loaded | null | undefined;
   private readonly writes = new Mutex();
+  /** Entries not yet taken into a group, in arrival order. */
+  private readonly queue: Waiting[] = [];
+  private draining = false;
 
   constructor(
     private readonly storage: Storage,
     private readonly outputs: DeviceOutputs,
     private readonly now: () => string = () => formatRFC3339Nano(Date.now()),
+    /** Most body bytes one group writes ahead (a single larger entry still goes, alone). */
+    private readonly groupBytes = DEFAULT_GROUP_BYTES,
   ) {}
 
   private async load(): Promise<Loaded | null> {
@@ -89,6 +114,8 @@ export class AuditDevice {
       await putJSON(this.storage, CONFIG_KEY, { uuid, options } satisfies DeviceConfig);
       await this.storage.put(SALT_KEY, randomBytes(SALT_BYTES));
       await putJSON(this.storage, HEAD_KEY, genesisHead());
+      // The last group of the chain before, if any, must never be taken for a cut-off one.
+      await this.storage.delete(PENDING_KEY);
       this.loaded = undefined;
     });
   }
@@ -108,28 +135,106 @@ export class AuditDevice {
     });
   }
 
-  /** Records one entry. "gone" when the device is not (or no longer) provisioned; throws on failure. */
-  async log(input: AuditInput): Promise<'recorded' | 'gone'> {
-    return this.writes.run(async () => {
-      const device = await this.load();
-      if (!device) return 'gone';
-      await this.finishCutOff(device);
-      const { options } = device;
-      const entry = await formatEntry(input, options, device.hash, this.now());
-      const { text, head } = await chainEntry(entry, device.uuid, device.head);
-      // A prefix precedes the entry wherever it goes, as in Vault; the body is then no longer JSON.
-      const delivery: Delivery = { body: options.prefix + text, contentType: options.prefix ? 'text/plain; charset=utf-8' : 'application/json', head };
-      await putJSON(this.storage, PENDING_KEY, delivery);
-      await this.outputs.durable();
-      try {
-        await this.send(device, delivery);
-      } catch (e) {
-        await this.storage.delete(PENDING_KEY);
-        throw e;
-      }
-      await this.advance(device, head);
-      return 'recorded';
+  /**
+   * Records one entry: "recorded" once it went out, "gone" when the device is not (or no longer)
+   * provisioned; throws when it could not be recorded. Entries are recorded in the order they came.
+   */
+  log(input: AuditInput): Promise<'recorded' | 'gone'> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ input, resolve, reject });
+      if (!this.draining) void this.drain();
     });
+  }
+
+  /** Records groups until nothing waits; one drain runs at a time. */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      while (this.queue.length > 0) {
+        const group = this.queue.splice(0, MAX_GROUP_ENTRIES);
+        try {
+          await this.writes.run(() => this.record(group));
+        } catch (e) {
+          // Whatever the group had not settled fails with it (settling twice is harmless).
+          for (const w of group) w.reject(e);
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  /** Formats, chains, writes ahead and delivers one group; entries beyond its size go back to the queue. */
+  private async record(group: Waiting[]): Promise<void> {
+    try {
+      await this.recordGroup(group);
+    } catch (e) {
+      // Memory may now be ahead of storage (a head not stored, a group written ahead but not
+      // sent): the next group starts from what storage holds.
+      this.loaded = undefined;
+      throw e;
+    }
+  }
+
+  private async recordGroup(group: Waiting[]): Promise<void> {
+    const device = await this.load();
+    if (!device) {
+      for (const w of group) w.resolve('gone');
+      return;
+    }
+    await this.finishCutOff(device);
+    const { options } = device;
+    // A prefix precedes the entry wherever it goes, as in Vault; the body is then no longer JSON.
+    const contentType = options.prefix ? 'text/plain; charset=utf-8' : 'application/json';
+    const deliveries: Delivery[] = [];
+    const chained: Waiting[] = [];
+    let head = device.head;
+    let bytes = 0;
+    for (let i = 0; i < group.length; i++) {
+      const w = group[i];
+      let delivery: Delivery;
+      try {
+        const entry = await formatEntry(w.input, options, device.hash, this.now());
+        const next = await chainEntry(entry, device.uuid, head);
+        delivery = { body: options.prefix + next.text, contentType, head: next.head };
+      } catch (e) {
+        w.reject(e); // this entry only: it took no place in the chain
+        continue;
+      }
+      if (deliveries.length > 0 && bytes + delivery.body.length > this.groupBytes) {
+        // Full: this entry and the rest start the next group, still in order.
+        this.queue.unshift(...group.slice(i));
+        group.length = i;
+        break;
+      }
+      bytes += delivery.body.length;
+      deliveries.push(delivery);
+      chained.push(w);
+      head = delivery.head;
+    }
+    if (deliveries.length === 0) return;
+    await putJSON(this.storage, PENDING_KEY, deliveries);
+    await this.outputs.durable();
+    let sent = 0;
+    try {
+      for (const d of deliveries) {
+        await this.send(device, d);
+        sent++;
+      }
+    } catch (e) {
+      // The entries that went out stay in the chain; the one that failed and those after it
+      // (which link to it) are refused, and the next group takes their sequence numbers.
+      // What stays written ahead is exactly what went out, so a crash now repeats only that.
+      if (sent > 0) {
+        await putJSON(this.storage, PENDING_KEY, deliveries.slice(0, sent));
+        await this.advance(device, deliveries[sent - 1].head);
+      } else await this.storage.delete(PENDING_KEY);
+      for (const w of chained.slice(0, sent)) w.resolve('recorded');
+      for (const w of chained.slice(sent)) w.reject(e);
+      return;
+    }
+    await this.advance(device, head);
+    for (const w of chained) w.resolve('recorded');
   }
 
   private async send(device: Loaded, d: Delivery): Promise<void> {
@@ -138,22 +243,28 @@ export class AuditDevice {
     else if (options.filePath !== 'discard') this.outputs.logLine(d.body);
   }
 
-  /** The entry is out: the next one links to it. */
+  /** Entries up to `head` are out: the next one links to it. */
   private async advance(device: Loaded, head: ChainHead): Promise<void> {
     device.head = head;
     await putJSON(this.storage, HEAD_KEY, head);
-    await this.storage.delete(PENDING_KEY);
   }
 
   /**
-   * A delivery a crash cut off (it may or may not have gone out) is sent again before anything
-   * new, so the chain goes on from it; until it goes out, the device fails closed.
+   * A group a crash cut off (any part of it may have gone out) is sent again, whole and in order,
+   * before anything new, so the chain goes on from it; until it has gone out, the device fails
+   * closed. Storage is read once per load: later groups are cut off only by a failure, which
+   * makes the device load again. (A single delivery is what versions before groups wrote ahead.)
    */
   private async finishCutOff(device: Loaded): Promise<void> {
-    const pending = await getJSON<Delivery>(this.storage, PENDING_KEY);
-    if (!pending) return;
-    await this.send(device, pending);
-    await this.advance(device, pending.head);
+    if (device.cutOffChecked) return;
+    const pending = await getJSON<Delivery[] | Delivery>(this.storage, PENDING_KEY);
+    const group = pending === null ? [] : Array.isArray(pending) ? pending : [pending];
+    const last = group[group.length - 1];
+    if (last && last.head.seq > device.head.seq) {
+      for (const d of group) await this.send(device, d);
+      await this.advance(device, last.head);
+    }
+    device.cutOffChecked = true;
   }
 
   /** sys/audit-hash: the device's HMAC of a value. */

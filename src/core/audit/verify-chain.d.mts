@@ -1,6 +1,8 @@
 // Types of verify-chain.mjs (plain JavaScript so that Node runs it without a build).
 
 export declare const GENESIS: string;
+/** How far back a run of entries sent again after a crash may start. */
+export declare const REDELIVERY_WINDOW: number;
 
 export interface FoundEntry {
   /** The entry's exact JSON text (what the chain hashes); null for a damaged entry. */
@@ -31,7 +33,7 @@ export interface DeviceChain {
   /** Hash of the last entry seen. */
   head: string;
   count: number;
-  /** Exact repeats of the entry before (a delivery repeated after a crash), skipped. */
+  /** Exact copies of recent entries, in order (a group sent again after a crash), counted once. */
   redelivered: number;
   /** The log starts after seq 1 (rotated or truncated at the start): not a break. */
   startsAfterGenesis: boolean;

@@ -4,6 +4,13 @@
 
 export const GENESIS = `sha256:${'0'.repeat(64)}`;
 
+/**
+ * How far back a run of entries sent again may start: a device writes entries ahead in groups of
+ * at most this many, and after a crash it sends the cut-off group again, whole and in order
+ * (src/core/audit/device.ts). An exact copy of an entry this recent is such a repeat, not a fork.
+ */
+export const REDELIVERY_WINDOW = 256;
+
 const HEX = '0123456789abcdef';
 
 async function sha256Ref(text) {
@@ -75,29 +82,43 @@ export async function verifyLog(logText, { head } = {}) {
     }
     const { device, seq, prev } = f.entry.chain;
     const hash = await sha256Ref(f.text);
-    hashes.set(hash, { device, seq, line: f.line });
+    if (!hashes.has(hash)) hashes.set(hash, { device, seq, line: f.line });
     const d = devices.get(device);
     if (!d) {
       if (seq === 1 && prev !== GENESIS) {
         broken = { line: f.line, device, seq, kind: 'genesis', message: 'the first entry of the chain does not start from the genesis value', expected: GENESIS, found: prev };
         break;
       }
-      devices.set(device, { device, firstSeq: seq, firstLine: f.line, lastSeq: seq, lastLine: f.line, lastHash: hash, count: 1, redelivered: 0 });
+      devices.set(device, { device, firstSeq: seq, firstLine: f.line, lastSeq: seq, lastLine: f.line, lastHash: hash, count: 1, redelivered: 0, cursor: seq, recent: new Map([[seq, hash]]) });
       continue;
     }
-    // The same entry again, byte for byte: a device that crashed while delivering it sends it
-    // once more on restart (it cannot know whether it arrived). Not a fork: skip it.
-    if (seq === d.lastSeq && hash === d.lastHash) {
-      d.redelivered++;
-      continue;
+    // An entry seen before, byte for byte: part of a group a device sends again after a crash
+    // (it cannot know how much of it arrived). The repeat starts anywhere in the recent window
+    // and goes on in order; it is counted once. The same number with other content is a fork.
+    if (seq <= d.lastSeq) {
+      const known = d.recent.get(seq);
+      if (known === hash && seq <= d.cursor + 1) {
+        d.cursor = seq;
+        d.redelivered++;
+        continue;
+      }
+      let message;
+      if (known === hash) message = `seq ${seq} repeats entries sent before, but seq ${d.cursor + 1} was skipped: entries are out of order or missing`;
+      else if (known !== undefined) message = `seq ${seq} was already delivered (line ${seqLines.get(device).get(seq)}) with other content: a fork, or an edited copy`;
+      else message = `seq ${seq} comes after seq ${d.lastSeq} (line ${d.lastLine}): entries are out of order or duplicated`;
+      broken = { line: f.line, device, seq, kind: 'reorder', message, expected: `seq ${d.cursor + 1}`, found: `seq ${seq}` };
+      break;
+    }
+    if (d.cursor < d.lastSeq) {
+      const skipped = d.cursor + 1 === d.lastSeq ? `seq ${d.lastSeq} was` : `seqs ${d.cursor + 1}..${d.lastSeq} were`;
+      const message = `seq ${seq} follows entries sent again that stopped at seq ${d.cursor}: ${skipped} not repeated`;
+      broken = { line: f.line, device, seq, kind: 'reorder', message, expected: `seq ${d.cursor + 1}`, found: `seq ${seq}` };
+      break;
     }
     const want = d.lastSeq + 1;
     if (seq !== want) {
       const laterLine = seqLines.get(device).get(want);
-      if (seq <= d.lastSeq) {
-        const message = `seq ${seq} comes after seq ${d.lastSeq} (line ${d.lastLine}): entries are out of order or duplicated`;
-        broken = { line: f.line, device, seq, kind: 'reorder', message, expected: `seq ${want}`, found: `seq ${seq}` };
-      } else if (laterLine !== undefined && laterLine > f.line) {
+      if (laterLine !== undefined && laterLine > f.line) {
         broken = { line: f.line, device, seq, kind: 'reorder', message: `seq ${want} appears later, at line ${laterLine}: entries are out of order`, expected: `seq ${want}`, found: `seq ${seq}` };
       } else {
         const missing = seq - want === 1 ? `seq ${want} is` : `seqs ${want}..${seq - 1} are`;
@@ -117,7 +138,9 @@ export async function verifyLog(logText, { head } = {}) {
       };
       break;
     }
-    Object.assign(d, { lastSeq: seq, lastLine: f.line, lastHash: hash, count: d.count + 1 });
+    Object.assign(d, { lastSeq: seq, lastLine: f.line, lastHash: hash, count: d.count + 1, cursor: seq });
+    d.recent.set(seq, hash);
+    d.recent.delete(seq - REDELIVERY_WINDOW);
   }
 
   let headCheck = null;
@@ -156,7 +179,7 @@ export function formatReport(report) {
   out.push(`${report.entries} audit entr${report.entries === 1 ? 'y' : 'ies'} in ${report.lines} lines, ${report.devices.length} device chain(s)`);
   for (const d of report.devices) {
     out.push(`  device ${d.device}: seq ${d.firstSeq}..${d.lastSeq} (${d.count} entries, lines ${d.firstLine}..${d.lastLine}), head ${d.head}`);
-    if (d.redelivered > 0) out.push(`    ${d.redelivered} entr${d.redelivered === 1 ? 'y' : 'ies'} delivered twice in a row (sent again after a crash), counted once`);
+    if (d.redelivered > 0) out.push(`    ${d.redelivered} entr${d.redelivered === 1 ? 'y' : 'ies'} delivered again (sent again after a crash, in order), counted once`);
     if (d.startsAfterGenesis) out.push(`    starts at seq ${d.firstSeq}: earlier entries are not in this log (rotated or truncated at the start)`);
   }
   if (report.broken) {

@@ -2,7 +2,7 @@
 // (verify-chain.mjs, the logic of `npm run audit:verify`).
 import { describe, expect, it } from 'vitest';
 import { asciiJson, chainEntry, entryHash, GENESIS, genesisHead, type ChainHead } from '../../../../src/core/audit/chain';
-import { findEntry, formatReport, GENESIS as VERIFY_GENESIS, verifyLog } from '../../../../src/core/audit/verify-chain.mjs';
+import { findEntry, formatReport, GENESIS as VERIFY_GENESIS, REDELIVERY_WINDOW, verifyLog } from '../../../../src/core/audit/verify-chain.mjs';
 
 const DEVICE_A = '11111111-1111-4111-8111-111111111111';
 const DEVICE_B = '22222222-2222-4222-8222-222222222222';
@@ -99,10 +99,16 @@ describe('verifying a log', () => {
     expect(report.broken?.message).toBe('seq 2 appears later, at line 3: entries are out of order');
   });
 
-  it('reports a duplicated entry', async () => {
-    const { lines } = await chain(DEVICE_A, 3);
-    const report = await verifyLog([...lines, lines[1]].join('\n'));
-    expect(report.broken).toMatchObject({ kind: 'reorder', line: 4, seq: 2 });
+  it('reports a duplicated entry that is not part of a repeated run', async () => {
+    const { lines } = await chain(DEVICE_A, 4);
+    // seq 2 copied after seq 3, then the chain goes on: a repeat must go on in order up to the end.
+    const report = await verifyLog([lines[0], lines[1], lines[2], lines[1], lines[3]].join('\n'));
+    expect(report.broken).toMatchObject({ kind: 'reorder', line: 5, seq: 4, expected: 'seq 3', found: 'seq 4' });
+    expect(report.broken?.message).toBe('seq 4 follows entries sent again that stopped at seq 2: seq 3 was not repeated');
+    // A copy that skips an entry inside the run.
+    const skipping = await verifyLog([lines[0], lines[1], lines[2], lines[3], lines[1], lines[3]].join('\n'));
+    expect(skipping.broken).toMatchObject({ kind: 'reorder', line: 6, seq: 4, expected: 'seq 3' });
+    expect(skipping.broken?.message).toBe('seq 4 repeats entries sent before, but seq 3 was skipped: entries are out of order or missing');
   });
 
   it('accepts an entry repeated right after itself (sent again after a crash) and counts it once', async () => {
@@ -110,10 +116,42 @@ describe('verifying a log', () => {
     const report = await verifyLog([lines[0], lines[1], lines[1], lines[2]].join('\n'));
     expect(report.ok).toBe(true);
     expect(report.devices[0]).toMatchObject({ lastSeq: 3, count: 3, redelivered: 1 });
-    expect(formatReport(report)).toContain('1 entry delivered twice in a row (sent again after a crash), counted once');
+    expect(formatReport(report)).toContain('1 entry delivered again (sent again after a crash, in order), counted once');
     // A repeat with different content under the same number is a fork, not a repeat.
     const forked = lines[1].replace('"type":"', '"type":"x');
-    expect((await verifyLog([lines[0], lines[1], forked].join('\n'))).broken).toMatchObject({ kind: 'reorder', seq: 2 });
+    const fork = await verifyLog([lines[0], lines[1], forked].join('\n'));
+    expect(fork.broken).toMatchObject({ kind: 'reorder', seq: 2, line: 3 });
+    expect(fork.broken?.message).toBe('seq 2 was already delivered (line 2) with other content: a fork, or an edited copy');
+  });
+
+  it('accepts a group sent again after a crash, whole or after part of it arrived, and counts each entry once', async () => {
+    const { lines, head } = await chain(DEVICE_A, 8);
+    const [e1, e2, e3, e4, e5, e6, e7, e8] = lines;
+    // Group 2..5 arrived whole, then again; group 2..5 arrived up to 3, then whole; and two crashes in a row.
+    for (const log of [
+      [e1, e2, e3, e4, e5, e2, e3, e4, e5, e6, e7, e8],
+      [e1, e2, e3, e2, e3, e4, e5, e6, e7, e8],
+      [e1, e2, e3, e2, e2, e3, e4, e5, e6, e2, e3, e4, e5, e6, e7, e8],
+    ]) {
+      const report = await verifyLog(log.join('\n'), { head: head.hash });
+      expect(report.broken).toBeNull();
+      expect(report.ok).toBe(true);
+      expect(report.devices[0]).toMatchObject({ lastSeq: 8, count: 8, redelivered: log.length - 8 });
+    }
+    // A log that ends inside a repeated run (cut off by a second crash) is whole so far.
+    expect((await verifyLog([e1, e2, e3, e4, e2, e3].join('\n'))).ok).toBe(true);
+    // A repeat of an edited copy is not a repeat.
+    const edited = await verifyLog([e1, e2, e3, e2.replace('value-1', 'value-X'), e3].join('\n'));
+    expect(edited.broken).toMatchObject({ kind: 'reorder', line: 4, seq: 2 });
+  });
+
+  it('accepts a repeat only within the window a device can send again', async () => {
+    const { lines } = await chain(DEVICE_A, REDELIVERY_WINDOW + 2);
+    const inWindow = await verifyLog([...lines, ...lines.slice(2)].join('\n'));
+    expect(inWindow.ok).toBe(true);
+    const beyond = await verifyLog([...lines, ...lines.slice(1)].join('\n'));
+    expect(beyond.broken).toMatchObject({ kind: 'reorder', seq: 2, line: lines.length + 1 });
+    expect(beyond.broken?.message).toBe(`seq 2 comes after seq ${lines.length} (line ${lines.length}): entries are out of order or duplicated`);
   });
 
   it('accepts a log that starts after seq 1 (rotated or truncated at the start), and says so', async () => {

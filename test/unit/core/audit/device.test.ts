@@ -20,6 +20,8 @@ class Outputs implements DeviceOutputs {
   lines: string[] = [];
   posts: { url: string; body: string; contentType: string }[] = [];
   failPosts = false;
+  /** POSTs accepted before the next ones fail (Infinity: all). */
+  acceptPosts = Infinity;
   /** What storage held each time the device waited for durability (what a crash then would keep). */
   durableStates: Map<string, Uint8Array>[] = [];
   constructor(private readonly storage?: MemoryStorage) {}
@@ -30,7 +32,7 @@ class Outputs implements DeviceOutputs {
     if (this.storage) this.durableStates.push(new Map(this.storage.data));
   }
   async post(url: string, body: string, contentType: string) {
-    if (this.failPosts) throw new Error('POST refused');
+    if (this.failPosts || this.posts.length >= this.acceptPosts) throw new Error('POST refused');
     this.posts.push({ url, body, contentType });
   }
 }
@@ -92,6 +94,19 @@ describe('an audit device', () => {
     expect(await restarted.head()).toMatchObject({ seq: 3 });
   });
 
+  it('provisioned again, starts a new chain without sending the old chain\'s last group', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs(storage);
+    const device = new AuditDevice(storage, out);
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    await Promise.all(Array.from({ length: 3 }, (_, i) => device.log(input(`secret/${i}`))));
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    out.lines.length = 0;
+    await new AuditDevice(storage, out).log(input('secret/new'));
+    expect(out.lines).toHaveLength(1);
+    expect(JSON.parse(out.lines[0]).chain).toMatchObject({ seq: 1 });
+  });
+
   it('gets a new salt when provisioned again', async () => {
     const { device } = await fileDevice();
     const before = await device.hash('x');
@@ -105,6 +120,133 @@ describe('an audit device', () => {
     const report = await verifyLog(out.lines.join('\n'));
     expect(report.ok).toBe(true);
     expect(report.devices[0].count).toBe(20);
+  });
+
+  it('records entries that arrive while a group is out as the next group: one write-ahead and one sync for it', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs(storage);
+    const device = new AuditDevice(storage, out);
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => device.log(input(`secret/${i}`))));
+    expect(results).toEqual(Array(30).fill('recorded'));
+    // The first entry goes alone; the 29 that came while it was out go together.
+    expect(out.durableStates).toHaveLength(2);
+    expect(out.lines.map((l) => JSON.parse(l).request.path)).toEqual(Array.from({ length: 30 }, (_, i) => `secret/${i}`));
+    const report = await verifyLog(out.lines.join('\n'), { head: (await device.head())?.hash });
+    expect(report.ok).toBe(true);
+    expect(report.devices[0]).toMatchObject({ lastSeq: 30, count: 30, redelivered: 0 });
+    // Once the group is out, a restart sends nothing again: the group written ahead is behind the head.
+    await new AuditDevice(storage, out).log(input('secret/next'));
+    expect(out.lines).toHaveLength(31);
+    expect((await verifyLog(out.lines.join('\n'))).devices[0]).toMatchObject({ lastSeq: 31, redelivered: 0 });
+  });
+
+  it('a crash while a group went out: the restart sends the whole group again, in order, and the chain verifies', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs(storage);
+    const device = new AuditDevice(storage, out);
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    await Promise.all(Array.from({ length: 10 }, (_, i) => device.log(input(`secret/${i}`))));
+    expect(out.durableStates).toHaveLength(2);
+    // Storage as it was when the second group (entries 2..10) was written ahead; the crash came
+    // after all of it, or after only three of its entries, had gone out.
+    for (const arrived of [9, 3]) {
+      const atCrash = new MemoryStorage();
+      for (const [k, v] of out.durableStates[1]) atCrash.data.set(k, v);
+      const log = out.lines.slice(0, 1 + arrived);
+      const restarted = new AuditDevice(atCrash, {
+        logLine: (line) => void log.push(line),
+        post: async () => {},
+        durable: async () => {},
+      });
+      await restarted.log(input('secret/after'));
+      expect(log).toHaveLength(1 + arrived + 9 + 1);
+      expect(log.slice(1 + arrived, 1 + arrived + 9)).toEqual(out.lines.slice(1));
+      const report = await verifyLog(log.join('\n'), { head: (await restarted.head())?.hash });
+      expect(report.ok).toBe(true);
+      expect(report.devices[0]).toMatchObject({ lastSeq: 11, count: 11, redelivered: arrived });
+      expect(JSON.parse(log[log.length - 1]).request.path).toBe('secret/after');
+    }
+  });
+
+  it('an http group whose POST fails part-way: the entries that went out are recorded, the rest refused, and no hole is left', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs();
+    const device = new AuditDevice(storage, out);
+    await device.provision(UUID, parseDeviceOptions('http', { url: 'https://logs.example.com/in' }).options);
+    await device.log(input('secret/0'));
+    out.acceptPosts = 4; // the second group (five entries) has three go out
+    const first = device.log(input('secret/1'));
+    const group = Array.from({ length: 5 }, (_, i) => device.log(input(`secret/g${i}`)));
+    expect(await first).toBe('recorded');
+    const settled = await Promise.allSettled(group);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected', 'rejected']);
+    expect(await device.head()).toMatchObject({ seq: 4 });
+    out.acceptPosts = Infinity;
+    // A restart now repeats nothing: what stays written ahead is what went out.
+    expect(await new AuditDevice(storage, out).log(input('secret/later'))).toBe('recorded');
+    expect(out.posts).toHaveLength(5);
+    const report = await verifyLog(out.posts.map((p) => p.body).join('\n'));
+    expect(report.ok).toBe(true);
+    expect(report.devices[0]).toMatchObject({ lastSeq: 5, count: 5 });
+  });
+
+  it('a group that could not be made durable fails, and the next group first sends it again from storage', async () => {
+    const storage = new MemoryStorage();
+    let failSync = false;
+    const lines: string[] = [];
+    const device = new AuditDevice(storage, {
+      logLine: (line) => void lines.push(line),
+      post: async () => {},
+      durable: async () => {
+        if (failSync) throw new Error('sync failed');
+      },
+    });
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    await device.log(input('secret/0'));
+    failSync = true;
+    await expect(device.log(input('secret/1'))).rejects.toThrow('sync failed');
+    failSync = false;
+    expect(await device.log(input('secret/2'))).toBe('recorded');
+    // Written ahead before the sync failed, it may be durable after all: it goes out, then the new one.
+    expect(lines.map((l) => JSON.parse(l).request.path)).toEqual(['secret/0', 'secret/1', 'secret/2']);
+    expect(await device.head()).toMatchObject({ seq: 3 });
+    expect((await verifyLog(lines.join('\n'))).ok).toBe(true);
+  });
+
+  it('keeps a group within its byte budget (a larger group goes as several), still in order', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs(storage);
+    const probe = await fileDevice();
+    await probe.device.log(input('secret/00'));
+    const size = probe.out.lines[0].length;
+    // Room for three entries per group.
+    const device = new AuditDevice(storage, out, undefined, Math.floor(size * 3.5));
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    await Promise.all(Array.from({ length: 10 }, (_, i) => device.log(input(`secret/${String(i).padStart(2, '0')}`))));
+    // 1 alone, then 9 in groups of three.
+    expect(out.durableStates).toHaveLength(4);
+    expect(out.lines.map((l) => JSON.parse(l).request.path)).toEqual(Array.from({ length: 10 }, (_, i) => `secret/${String(i).padStart(2, '0')}`));
+    expect((await verifyLog(out.lines.join('\n'))).ok).toBe(true);
+  });
+
+  it('an entry that cannot be formatted fails alone; the rest of its group is recorded', async () => {
+    const out = new Outputs();
+    let calls = 0;
+    // The third entry's formatting fails (here: taking its time).
+    const now = () => {
+      if (++calls === 3) throw new Error('no clock');
+      return '2026-11-27T00:00:00.000000000Z';
+    };
+    const device = new AuditDevice(new MemoryStorage(), out, now);
+    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    const first = device.log(input('secret/0'));
+    const rest = [device.log(input('secret/1')), device.log(input('secret/bad')), device.log(input('secret/2'))];
+    expect(await first).toBe('recorded');
+    const settled = await Promise.allSettled(rest);
+    expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(out.lines.map((l) => JSON.parse(l).request.path)).toEqual(['secret/0', 'secret/1', 'secret/2']);
+    expect((await verifyLog(out.lines.join('\n'))).ok).toBe(true);
   });
 
   it('writes nothing for file_path=discard', async () => {
