@@ -3,9 +3,10 @@
 // and keeps the device's salt and chain head behind the barrier so a restart continues the chain.
 
 import { BarrierStorage } from '../src/core/barrier/barrier';
-import { AuditBroker, type AuditDeviceRef } from '../src/core/audit/broker';
+import { AuditBroker } from '../src/core/audit/broker';
 import type { ChainHead } from '../src/core/audit/chain';
 import { AuditDevice, postEntry } from '../src/core/audit/device';
+import { BatchingSender } from '../src/core/audit/sender';
 import type { AuditInput } from '../src/core/audit/entry';
 import type { DeviceOptions } from '../src/core/audit/options';
 import type { AuditContract, AuditHashReply, AuditLogReply } from '../src/rpc/contracts';
@@ -51,12 +52,10 @@ export class AuditObject extends ReplicatedObject<Env> implements AuditContract 
     await this.#device.provision(uuid, options);
   }
 
-  async log(input: AuditInput): Promise<AuditLogReply> {
-    try {
-      return { status: await this.#device.log(input) };
-    } catch (e) {
-      return { status: 'failed', error: e instanceof Error ? e.message : String(e) };
-    }
+  /** Records entries in order (the device takes them into its groups); one reply per entry. */
+  async logMany(inputs: AuditInput[]): Promise<AuditLogReply[]> {
+    const settled = await Promise.allSettled(inputs.map((input) => this.#device.log(input)));
+    return settled.map((r) => (r.status === 'fulfilled' ? { status: r.value } : { status: 'failed', error: r.reason instanceof Error ? r.reason.message : String(r.reason) }));
   }
 
   /** The device's HMAC of `input`; failures (sealed, not provisioned) travel as data. */
@@ -84,16 +83,15 @@ export class AuditObject extends ReplicatedObject<Env> implements AuditContract 
 
 /** The audit broker of a hosting object other than the SystemObject: devices and entries over RPC. */
 export function remoteAuditBroker(env: Env, metrics: MetricsRegistry): AuditBroker {
+  const sender = auditSender(env);
   return new AuditBroker({
     devices: () => systemStub(env).auditDevices(),
-    send: (device, input) => sendToDevice(env, device, input),
+    send: (device, input) => sender.send(device, input),
     failed: (type) => countAuditFailure(metrics, type),
   });
 }
 
-/** Sends one entry to a device's object; throws with the device's reason when it failed. */
-export async function sendToDevice(env: Env, device: AuditDeviceRef, input: AuditInput): Promise<'recorded' | 'gone'> {
-  const reply = await auditStub(env, device.uuid).log(input);
-  if (reply.status === 'failed') throw new Error(reply.error);
-  return reply.status;
+/** One hosting object's way to its devices' objects: entries go in batches, one call per device at a time. */
+export function auditSender(env: Env): BatchingSender {
+  return new BatchingSender((device, inputs) => auditStub(env, device.uuid).logMany(inputs));
 }

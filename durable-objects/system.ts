@@ -43,7 +43,7 @@ import { isManagedKeySealType, managedKeySealFromEnv } from '../src/managed-keys
 import { ManagedKeyStore } from '../src/managed-keys/store';
 import type { ManagedKeyRef } from '../src/managed-keys/resolve';
 import type { ManagedKeyEntry } from '../src/managed-keys/types';
-import { sendToDevice } from './audit';
+import { auditSender } from './audit';
 import { managedKeyDeps } from './managed-key-deps';
 import { pluginStoreOf } from './plugin-store';
 import { IdentityClient } from './identity-client';
@@ -187,9 +187,10 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
         return reply.hash;
       },
     });
+    const sender = auditSender(env);
     this.#auditBroker = new AuditBroker({
       devices: () => this.auditDevices(),
-      send: (device, input) => sendToDevice(env, device, input),
+      send: (device, input) => sender.send(device, input),
       failed: (type) => countAuditFailure(this.#metrics, type),
     });
     const identity = new IdentityClient(env, { locate: () => this.identityMountUuid() });

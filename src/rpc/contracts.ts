@@ -16,6 +16,7 @@ import type { KeyringWire } from '../core/barrier/keyring';
 import type { AuditDeviceRef } from '../core/audit/broker';
 import type { ChainHead } from '../core/audit/chain';
 import type { AuditInput } from '../core/audit/entry';
+import type { EntryOutcome } from '../core/audit/sender';
 import type { DeviceOptions } from '../core/audit/options';
 import type { GoverningSet } from '../core/sentinel/governing';
 import type { ReplicaMerkle, WirePage } from '../core/replication/stream';
@@ -44,7 +45,8 @@ export interface Resolution {
   sealed: boolean;
   auth: AuthContext | null;
 }
-export type AuditLogReply = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
+/** One entry's fate at its device. */
+export type AuditLogReply = EntryOutcome;
 export type AuditHashReply = { ok: true; hash: string } | { ok: false; error: string };
 
 /** A replica* call's answer: refusals of bad input travel as data, like the other replies here. */
@@ -164,7 +166,8 @@ export interface SystemContract extends ReplicaContract {
 export interface AuditContract extends ReplicaContract {
   dropKeys(): Promise<void>;
   provision(uuid: string, options: DeviceOptions): Promise<void>;
-  log(input: AuditInput): Promise<AuditLogReply>;
+  /** Records entries in order; one reply per entry, in the same order. */
+  logMany(inputs: AuditInput[]): Promise<AuditLogReply[]>;
   hash(input: string): Promise<AuditHashReply>;
   head(): Promise<ChainHead | null>;
   destroy(): Promise<void>;

@@ -15,7 +15,7 @@ import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { Mutex } from '../mutex';
 import { chainEntry, genesisHead, type ChainHead } from './chain';
 import { formatEntry, type AuditInput } from './entry';
-import { saltedHasher, type Hasher } from './hash';
+import { rememberingHasher, saltedHasher, type Hasher } from './hash';
 import type { DeviceOptions } from './options';
 import { withDeadline } from '../../framework/deadline';
 import { REDELIVERY_WINDOW } from './verify-chain.mjs';
@@ -43,6 +43,8 @@ interface DeviceConfig {
 
 interface Loaded extends DeviceConfig {
   hash: Hasher;
+  /** `hash` for the callers' tokens and accessors, remembering recent ones. */
+  callerHash: Hasher;
   head: ChainHead;
   /** Storage was checked for a group a crash cut off since this was read. */
   cutOffChecked?: boolean;
@@ -103,7 +105,8 @@ export class AuditDevice {
     if (this.loaded === undefined) {
       const config = await getJSON<DeviceConfig>(this.storage, CONFIG_KEY);
       const salt = await this.storage.get(SALT_KEY);
-      this.loaded = config && salt ? { ...config, hash: saltedHasher(salt), head: (await getJSON<ChainHead>(this.storage, HEAD_KEY)) ?? genesisHead() } : null;
+      const hash = salt && saltedHasher(salt);
+      this.loaded = config && hash ? { ...config, hash, callerHash: rememberingHasher(hash), head: (await getJSON<ChainHead>(this.storage, HEAD_KEY)) ?? genesisHead() } : null;
     }
     return this.loaded;
   }
@@ -194,7 +197,7 @@ export class AuditDevice {
       const w = group[i];
       let delivery: Delivery;
       try {
-        const entry = await formatEntry(w.input, options, device.hash, this.now());
+        const entry = await formatEntry(w.input, options, device.hash, this.now(), device.callerHash);
         const next = await chainEntry(entry, device.uuid, head);
         delivery = { body: options.prefix + next.text, contentType, head: next.head };
       } catch (e) {

@@ -85,6 +85,9 @@ interface Hashers {
   value: Hasher;
   /** Accessors: hashed unless hmac_accessor=false. */
   accessor: Hasher;
+  /** The caller's token and accessor (the same on every request of a client: may be remembered). */
+  caller: Hasher;
+  callerAccessor: Hasher;
 }
 
 async function maybe(hash: Hasher, v: string): Promise<string> {
@@ -94,8 +97,8 @@ async function maybe(hash: Hasher, v: string): Promise<string> {
 async function authBlock(a: AuditAuthInput | null, h: Hashers): Promise<Record<string, unknown>> {
   if (!a) return {};
   return compact({
-    client_token: await maybe(h.value, a.clientToken),
-    accessor: await maybe(h.accessor, a.accessor),
+    client_token: await maybe(h.caller, a.clientToken),
+    accessor: await maybe(h.callerAccessor, a.accessor),
     display_name: a.displayName,
     policies: a.policies,
     token_policies: a.tokenPolicies,
@@ -150,12 +153,20 @@ async function wrapInfoBlock(w: WrapInfo | null, h: Hashers): Promise<Record<str
 }
 
 /**
- * Formats one entry for a device: `hash` is the device's salted HMAC. `time` is when the
- * device wrote it (RFC 3339 with nanoseconds).
+ * Formats one entry for a device: `hash` is the device's salted HMAC, `callerHash` the same
+ * function for the caller's token and accessor. `time` is when the device wrote it (RFC 3339
+ * with nanoseconds).
  */
-export async function formatEntry(input: AuditInput, options: Pick<DeviceOptions, 'hmacAccessor' | 'logRaw' | 'elideListResponses'>, hash: Hasher, time: string): Promise<AuditEntry> {
+export async function formatEntry(
+  input: AuditInput,
+  options: Pick<DeviceOptions, 'hmacAccessor' | 'logRaw' | 'elideListResponses'>,
+  hash: Hasher,
+  time: string,
+  callerHash: Hasher = hash,
+): Promise<AuditEntry> {
   const value = options.logRaw ? rawHasher : hash;
-  const h: Hashers = { value, accessor: options.hmacAccessor ? value : rawHasher };
+  const caller = options.logRaw ? rawHasher : callerHash;
+  const h: Hashers = { value, accessor: options.hmacAccessor ? value : rawHasher, caller, callerAccessor: options.hmacAccessor ? caller : rawHasher };
   const rq = input.request;
   const request = compact({
     id: rq.id,
@@ -163,8 +174,8 @@ export async function formatEntry(input: AuditInput, options: Pick<DeviceOptions
     mount_point: rq.mountPoint,
     mount_type: rq.mountType,
     mount_accessor: rq.mountAccessor,
-    client_token: await maybe(h.value, rq.clientToken),
-    client_token_accessor: await maybe(h.accessor, rq.clientTokenAccessor),
+    client_token: await maybe(h.caller, rq.clientToken),
+    client_token_accessor: await maybe(h.callerAccessor, rq.clientTokenAccessor),
     namespace: { id: 'root' },
     path: rq.path,
     data: rq.data ? await hashData(rq.data, h.value, input.nonHMACRequestKeys) : null,

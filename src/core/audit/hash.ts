@@ -6,6 +6,7 @@
 import { toHex } from '../../crypto/encoding';
 import { hmacSha256 } from '../../crypto/hmac';
 import { isExactNumber } from '../../framework/json-numbers';
+import { LruMap } from '../lru-map';
 
 /** Hashes one string; identity when the device logs raw. */
 export type Hasher = (value: string) => Promise<string>;
@@ -18,6 +19,22 @@ export function saltedHasher(salt: Uint8Array): Hasher {
 }
 
 export const rawHasher: Hasher = async (value) => value;
+
+/**
+ * `hash`, remembering the last `max` values it hashed. For the caller's token and accessor, which
+ * every entry of a client's requests carries (twice per entry, two entries per request). Memory
+ * only, and it goes with the device's loaded state, which a seal drops.
+ */
+export function rememberingHasher(hash: Hasher, max = 1024): Hasher {
+  const known = new LruMap<string>(() => 1, max, max);
+  return async (value) => {
+    const hit = known.get(value);
+    if (hit !== undefined) return hit;
+    const hashed = await hash(value);
+    known.set(value, hashed);
+    return hashed;
+  };
+}
 
 /**
  * Hashes every string in a JSON value, at any depth. A key listed in `keep` keeps its value as

@@ -1,7 +1,7 @@
 // The HMAC rules of audit entries: which values a device hides, and with what.
 import { describe, expect, it } from 'vitest';
 import { toHex, utf8 } from '../../../../src/crypto/encoding';
-import { hashData, hashValue, rawHasher, saltedHasher } from '../../../../src/core/audit/hash';
+import { hashData, hashValue, rawHasher, rememberingHasher, saltedHasher } from '../../../../src/core/audit/hash';
 
 const salt = utf8('a fixed salt for these tests, 32b');
 
@@ -60,5 +60,22 @@ describe('hashing data', () => {
 
   it('raw hashing (log_raw) is the identity', async () => {
     expect(await hashValue({ a: 'b', l: ['c'] }, rawHasher)).toEqual({ a: 'b', l: ['c'] });
+  });
+
+  it('remembering: the same hashes, each recent value hashed once, and only the last ones kept', async () => {
+    const hashed: string[] = [];
+    const counting = async (v: string) => {
+      hashed.push(v);
+      return saltedHasher(salt)(v);
+    };
+    const remembering = rememberingHasher(counting, 2);
+    expect(await remembering('hvs.token')).toBe(await reference('hvs.token'));
+    expect(await remembering('hvs.token')).toBe(await reference('hvs.token'));
+    expect(hashed).toEqual(['hvs.token']);
+    await remembering('b');
+    await remembering('c');
+    // Two kept: 'hvs.token' went first and is hashed again.
+    expect(await remembering('hvs.token')).toBe(await reference('hvs.token'));
+    expect(hashed).toEqual(['hvs.token', 'b', 'c', 'hvs.token']);
   });
 });
