@@ -18,11 +18,15 @@ import { SqlPhysical } from './sqlite-physical';
 import { replicate, ReplicatedObject } from './replica-ops';
 import { auditStub, systemStub } from '../src/rpc/stubs';
 
+/** How soon after entries the head is stored when no group follows to store it. */
+const HEAD_PERSIST_MS = 1_000;
+
 export class AuditObject extends ReplicatedObject<Env> implements AuditContract {
   readonly #physical: SqlPhysical;
   readonly #keyring: RemoteKeyring;
   readonly #barrier: BarrierStorage;
   readonly #device: AuditDevice;
+  #headTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -43,9 +47,10 @@ export class AuditObject extends ReplicatedObject<Env> implements AuditContract 
 
   /** Called when the cluster seals or the keyring rotates: forget keys and the salt held in memory. */
   async dropKeys(): Promise<void> {
+    // First, while the keys are still there: the device stores the head it holds in memory.
+    await this.#device.forget();
     this.#keyring.drop();
     this.#barrier.forgetOpened();
-    await this.#device.forget();
   }
 
   async provision(uuid: string, options: DeviceOptions): Promise<void> {
@@ -55,7 +60,17 @@ export class AuditObject extends ReplicatedObject<Env> implements AuditContract 
   /** Records entries in order (the device takes them into its groups); one reply per entry. */
   async logMany(inputs: AuditInput[]): Promise<AuditLogReply[]> {
     const settled = await Promise.allSettled(inputs.map((input) => this.#device.log(input)));
+    this.#persistHeadSoon();
     return settled.map((r) => (r.status === 'fulfilled' ? { status: r.value } : { status: 'failed', error: r.reason instanceof Error ? r.reason.message : String(r.reason) }));
+  }
+
+  /** Once entries pause, the head the last group made is stored (under load, each group stores the one before). */
+  #persistHeadSoon(): void {
+    if (this.#headTimer !== undefined) return;
+    this.#headTimer = setTimeout(() => {
+      this.#headTimer = undefined;
+      this.#device.persistHead().catch((e) => console.error(`audit device head not stored: ${e instanceof Error ? e.message : String(e)}`));
+    }, HEAD_PERSIST_MS);
   }
 
   /** The device's HMAC of `input`; failures (sealed, not provisioned) travel as data. */

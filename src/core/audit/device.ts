@@ -2,12 +2,14 @@
 // device's own object, behind the barrier). It is the single writer of its chain: entries are
 // formatted, HMACed, chained and delivered in order, and the head moves only past entries that
 // were delivered, so a failed delivery leaves no hole in the chain. Entries that arrive while a
-// group is being recorded wait and then go together as the next group: one write-ahead, one
-// sync and one commit of the head for the whole group, where each entry used to pay all three.
-// Each group is written ahead (made durable before it goes out): a crash after some of it went
-// out but before the head moved would otherwise give the next entries the same sequence numbers,
-// a fork. The restarted device delivers the written-ahead group again first, in order: a repeated
-// run of exact copies, which the checker accepts (verify-chain.mjs, REDELIVERY_WINDOW).
+// group is being recorded wait and then go together as the next group: one commit and one sync
+// for the whole group, where each entry used to pay two commits and a sync. Each group is
+// written ahead (made durable before it goes out), together with the head it starts from: a
+// crash after some of it went out but before the head moved would otherwise give the next
+// entries the same sequence numbers, a fork. The head a group makes is stored with the next
+// group, or by persistHead() once entries stop. The restarted device delivers the last group
+// written ahead again first if it reaches past the stored head, in order: a repeated run of exact
+// copies, which the checker accepts (verify-chain.mjs, REDELIVERY_WINDOW).
 
 import { randomBytes } from '../../crypto/random';
 import { formatRFC3339Nano } from '../../framework/duration';
@@ -42,6 +44,8 @@ interface DeviceConfig {
 }
 
 interface Loaded extends DeviceConfig {
+  /** Sequence number of the head in storage (the head in memory may be ahead of it). */
+  storedSeq: number;
   hash: Hasher;
   /** `hash` for the callers' tokens and accessors, remembering recent ones. */
   callerHash: Hasher;
@@ -106,7 +110,8 @@ export class AuditDevice {
       const config = await getJSON<DeviceConfig>(this.storage, CONFIG_KEY);
       const salt = await this.storage.get(SALT_KEY);
       const hash = salt && saltedHasher(salt);
-      this.loaded = config && hash ? { ...config, hash, callerHash: rememberingHasher(hash), head: (await getJSON<ChainHead>(this.storage, HEAD_KEY)) ?? genesisHead() } : null;
+      const head = (await getJSON<ChainHead>(this.storage, HEAD_KEY)) ?? genesisHead();
+      this.loaded = config && hash ? { ...config, hash, callerHash: rememberingHasher(hash), head, storedSeq: head.seq } : null;
     }
     return this.loaded;
   }
@@ -123,11 +128,32 @@ export class AuditDevice {
     });
   }
 
-  /** Forgets the salt and chain head held in memory (seal, keyring change): they are re-read through the barrier. */
+  /**
+   * Forgets the salt and chain head held in memory (seal, keyring change): they are re-read
+   * through the barrier. The head is stored first, while the keys are still there (if it cannot
+   * be, the next load sends the last group again: repeats, not a fork).
+   */
   async forget(): Promise<void> {
     await this.writes.run(async () => {
+      await this.storeHead().catch(() => undefined);
       this.loaded = undefined;
     });
+  }
+
+  /**
+   * Stores the head in memory if it is ahead of storage. Under load the head is stored with each
+   * group written ahead; this is for when entries stop (the object's owner calls it on a timer).
+   */
+  async persistHead(): Promise<void> {
+    await this.writes.run(() => this.storeHead());
+  }
+
+  private async storeHead(): Promise<void> {
+    const device = this.loaded;
+    if (!device || device.storedSeq === device.head.seq) return;
+    const head = device.head;
+    await putJSON(this.storage, HEAD_KEY, head);
+    device.storedSeq = head.seq;
   }
 
   /** Disable: `erase` wipes the device's storage once no entry is being written. */
@@ -216,7 +242,10 @@ export class AuditDevice {
       head = delivery.head;
     }
     if (deliveries.length === 0) return;
+    // One commit: the group, and the head it starts from (the group before it is out, and it is
+    // no longer written ahead once this one is).
     await putJSON(this.storage, PENDING_KEY, deliveries);
+    await this.storeHead();
     await this.outputs.durable();
     let sent = 0;
     try {
@@ -230,13 +259,16 @@ export class AuditDevice {
       // What stays written ahead is exactly what went out, so a crash now repeats only that.
       if (sent > 0) {
         await putJSON(this.storage, PENDING_KEY, deliveries.slice(0, sent));
-        await this.advance(device, deliveries[sent - 1].head);
+        device.head = deliveries[sent - 1].head;
+        await this.storeHead();
       } else await this.storage.delete(PENDING_KEY);
       for (const w of chained.slice(0, sent)) w.resolve('recorded');
       for (const w of chained.slice(sent)) w.reject(e);
       return;
     }
-    await this.advance(device, head);
+    // Not stored now: the group written ahead says how far the chain went (a crash before the
+    // head is stored sends the group again), and the reply does not wait for another commit.
+    device.head = head;
     for (const w of chained) w.resolve('recorded');
   }
 
@@ -244,12 +276,6 @@ export class AuditDevice {
     const { options } = device;
     if (options.type === 'http') await this.outputs.post(options.url, d.body, d.contentType);
     else if (options.filePath !== 'discard') this.outputs.logLine(d.body);
-  }
-
-  /** Entries up to `head` are out: the next one links to it. */
-  private async advance(device: Loaded, head: ChainHead): Promise<void> {
-    device.head = head;
-    await putJSON(this.storage, HEAD_KEY, head);
   }
 
   /**
@@ -265,7 +291,8 @@ export class AuditDevice {
     const last = group[group.length - 1];
     if (last && last.head.seq > device.head.seq) {
       for (const d of group) await this.send(device, d);
-      await this.advance(device, last.head);
+      device.head = last.head;
+      await this.storeHead();
     }
     device.cutOffChecked = true;
   }

@@ -135,10 +135,27 @@ describe('an audit device', () => {
     const report = await verifyLog(out.lines.join('\n'), { head: (await device.head())?.hash });
     expect(report.ok).toBe(true);
     expect(report.devices[0]).toMatchObject({ lastSeq: 30, count: 30, redelivered: 0 });
-    // Once the group is out, a restart sends nothing again: the group written ahead is behind the head.
+    // The head the last group made is not stored yet: a crash now would send that group again.
+    const beforePersist = new MemoryStorage();
+    for (const [k, v] of storage.data) beforePersist.data.set(k, v);
+    const crashLines = [...out.lines];
+    await new AuditDevice(beforePersist, { ...out, logLine: (l) => void crashLines.push(l), post: async () => {}, durable: async () => {} }).log(input('secret/next'));
+    expect(crashLines).toHaveLength(30 + 29 + 1);
+    expect((await verifyLog(crashLines.join('\n'))).devices[0]).toMatchObject({ lastSeq: 31, count: 31, redelivered: 29 });
+    // Once it is stored (the object does so when entries pause), a restart sends nothing again.
+    await device.persistHead();
     await new AuditDevice(storage, out).log(input('secret/next'));
     expect(out.lines).toHaveLength(31);
     expect((await verifyLog(out.lines.join('\n'))).devices[0]).toMatchObject({ lastSeq: 31, redelivered: 0 });
+  });
+
+  it('stores the head it holds in memory when it forgets its keys (seal), so nothing is sent again after', async () => {
+    const { storage, out, device } = await fileDevice();
+    await Promise.all(Array.from({ length: 5 }, (_, i) => device.log(input(`secret/${i}`))));
+    await device.forget();
+    await new AuditDevice(storage, out).log(input('secret/after-unseal'));
+    const report = await verifyLog(out.lines.join('\n'));
+    expect(report.devices[0]).toMatchObject({ lastSeq: 6, count: 6, redelivered: 0 });
   });
 
   it('a crash while a group went out: the restart sends the whole group again, in order, and the chain verifies', async () => {
