@@ -2,41 +2,32 @@
 // device to a sink in this process) the server is killed; after the restart every acknowledged
 // write is stored and was recorded by the device (request and response), and the device's hash
 // chain still verifies across the crash (`npm run audit:verify`'s checker).
-import { createServer, type Server as HttpServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyLog } from '../../src/core/audit/verify-chain.mjs';
 import { burst, client, restart, type Client } from './crash';
 import { startLauncher, tempDir, type Server } from './processes';
+import { startHttpSink, type HttpSink } from '../helpers/http-sink';
 
 const ROOT_TOKEN = 'hvs.e2eRootTokenForCrashAuditTs0';
 
 let dir: string;
 let server: Server;
 let vault: Client;
-let sink: HttpServer;
+let sink: HttpSink;
 /** Entries exactly as the device delivered them, in order. */
-const delivered: string[] = [];
+let delivered: string[];
 
 beforeAll(async () => {
-  sink = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      delivered.push(body);
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+  sink = await startHttpSink();
+  delivered = sink.delivered;
   dir = tempDir('coffer-e2e-crash-audit-');
   server = await startLauncher(dir, { COFFER_DEV_ROOT_TOKEN: ROOT_TOKEN });
   vault = client(server, ROOT_TOKEN);
-  await vault.enableAudit({ name: 'sink', type: 'http', options: { url: `http://127.0.0.1:${(sink.address() as AddressInfo).port}/log` } });
+  await vault.enableAudit({ name: 'sink', type: 'http', options: { url: sink.url } });
 });
 afterAll(async () => {
   await server?.stop('SIGTERM');
-  await new Promise((resolve) => sink.close(resolve));
+  await sink?.close();
 });
 
 describe('audit under kill -9', () => {

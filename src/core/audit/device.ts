@@ -78,11 +78,25 @@ interface Waiting {
   reject(reason: unknown): void;
 }
 
-/** The http device's delivery: a POST that must answer 2xx within the timeout. */
+/**
+ * The http device's delivery: a POST that must answer 2xx within the timeout. A POST that fails
+ * without an answer is sent once more: a group's entries go out back to back, and a kept-alive
+ * connection the receiver has just closed (an HTTP/1.0 server closes each one) fails before the
+ * request reaches it (workerd: "Network connection lost"). Should the first one have arrived after
+ * all, the receiver holds the same entry twice in a row, a repeat the chain checker accepts.
+ */
 export async function postEntry(url: string, body: string, contentType: string, fetcher: typeof fetch = fetch): Promise<void> {
   let res: Response;
   try {
-    res = await withDeadline(HTTP_DELIVERY_TIMEOUT_MS, (signal) => fetcher(url, { method: 'POST', headers: { 'Content-Type': contentType }, body, signal }));
+    res = await withDeadline(HTTP_DELIVERY_TIMEOUT_MS, async (signal) => {
+      const send = () => fetcher(url, { method: 'POST', headers: { 'Content-Type': contentType }, body, signal });
+      try {
+        return await send();
+      } catch (e) {
+        if (signal.aborted) throw e;
+        return await send();
+      }
+    });
   } catch (e) {
     throw new Error(`POST ${url} failed: ${e instanceof Error ? e.message : String(e)}`);
   }

@@ -1,7 +1,9 @@
 // node-vault's system methods (status, mounts, auth methods, policies, audit devices, leases,
 // wrapping, key rotation) and its generic read/write/list/delete/update/help.
 import { describe, expect, it } from 'vitest';
+import { verifyLog } from '../../../src/core/audit/verify-chain.mjs';
 import { failure, unique, vault } from './client';
+import { startHttpSink } from '../../helpers/http-sink';
 
 const root = vault();
 
@@ -77,6 +79,39 @@ describe('policies', () => {
 });
 
 describe('audit devices', () => {
+  it('an http device records concurrent requests once each, in one chain that verifies up to its head', async () => {
+    const sink = await startHttpSink();
+    const { delivered } = sink;
+    const name = unique('audit-http');
+    const mount = unique('kv');
+    let head: { hash: string } | undefined;
+    let reads: { request_id: string; data: { v: string } }[] = [];
+    await root.mount({ mount_point: mount, type: 'kv' });
+    try {
+      await root.enableAudit({ name, type: 'http', options: { url: sink.url } });
+      // Many at once: the mount's object sends them to the device in batches, the device records them in groups.
+      await Promise.all(Array.from({ length: 40 }, (_, i) => root.write(`${mount}/k${i}`, { v: String(i) })));
+      reads = await Promise.all(Array.from({ length: 40 }, (_, i) => root.read(`${mount}/k${i}`)));
+      head = (await root.audits()).data[`${name}/`].chain_head;
+    } finally {
+      // Disabled before the sink goes: a device that cannot deliver refuses every request.
+      await root.disableAudit({ name });
+      await sink.close();
+    }
+    expect(reads.map((r) => r.data.v)).toEqual(Array.from({ length: 40 }, (_, i) => String(i)));
+    const entries = delivered.map((text) => JSON.parse(text) as { type: string; request: { id: string; path: string; operation: string } });
+    for (const [i, r] of reads.entries()) {
+      expect(entries.filter((e) => e.request.id === r.request_id).map((e) => e.type), `read ${i}`).toEqual(['request', 'response']);
+      const writes = entries.filter((e) => e.request.path === `${mount}/k${i}` && e.request.operation === 'update');
+      expect(writes.map((e) => e.type), `write ${i}`).toEqual(['request', 'response']);
+    }
+    const report = await verifyLog(delivered.join('\n'), { head: head?.hash });
+    expect(report.broken).toBeNull();
+    expect(report.ok).toBe(true);
+    expect(report.devices).toHaveLength(1);
+    expect(report.devices[0]).toMatchObject({ firstSeq: 1, redelivered: 0 });
+  });
+
   it('enableAudit, audits and disableAudit', async () => {
     const name = unique('audit');
     await root.enableAudit({ name, type: 'file', description: 'discarded', options: { file_path: 'discard' } });

@@ -1,6 +1,6 @@
 // One audit device over storage: salt, chain head, delivery, and what a restart keeps.
 import { describe, expect, it } from 'vitest';
-import { AuditDevice, type DeviceOutputs } from '../../../../src/core/audit/device';
+import { AuditDevice, postEntry, type DeviceOutputs } from '../../../../src/core/audit/device';
 import type { AuditInput } from '../../../../src/core/audit/entry';
 import { parseDeviceOptions } from '../../../../src/core/audit/options';
 import { verifyLog } from '../../../../src/core/audit/verify-chain.mjs';
@@ -296,5 +296,32 @@ describe('an audit device', () => {
     expect(await device.log(input('secret/x'))).toBe('gone');
     expect(await device.head()).toBeNull();
     expect(await new AuditDevice(new MemoryStorage(), new Outputs()).log(input('y'))).toBe('gone');
+  });
+});
+
+describe('an http device\'s POST', () => {
+  const fetcher = (failures: number, status = 204) => {
+    const calls: string[] = [];
+    const f = (async (_url: string, init: RequestInit) => {
+      calls.push(String(init.body));
+      if (calls.length <= failures) throw new TypeError('Network connection lost.');
+      return new Response(null, { status });
+    }) as unknown as typeof fetch;
+    return { f, calls };
+  };
+
+  it('is sent once more when it failed without an answer (a connection the receiver had closed)', async () => {
+    const { f, calls } = fetcher(1);
+    await postEntry('http://logs.example/in', '{"a":1}', 'application/json', f);
+    expect(calls).toEqual(['{"a":1}', '{"a":1}']);
+  });
+
+  it('fails when the second attempt fails too, and is not sent again on a refusal', async () => {
+    const twice = fetcher(2);
+    await expect(postEntry('http://logs.example/in', 'x', 'application/json', twice.f)).rejects.toThrow('POST http://logs.example/in failed: Network connection lost.');
+    expect(twice.calls).toHaveLength(2);
+    const refused = fetcher(0, 500);
+    await expect(postEntry('http://logs.example/in', 'x', 'application/json', refused.f)).rejects.toThrow('POST http://logs.example/in answered 500');
+    expect(refused.calls).toHaveLength(1);
   });
 });
