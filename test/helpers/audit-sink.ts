@@ -15,7 +15,7 @@ export async function setSinkMode(name: string, mode: 'ok' | 'fail' | 'fail-resp
 }
 
 export interface SinkState {
-  /** Bodies exactly as delivered. */
+  /** Bodies exactly as delivered (a batch device's: several entries, one per line). */
   raw: string[];
   // Parsed entries (audit entries are free-form JSON).
   entries: any[];
@@ -26,5 +26,6 @@ export interface SinkState {
 export async function sink(name: string): Promise<SinkState> {
   const res = await fetch(`${base()}/entries/${name}`);
   const { entries, failures } = (await res.json()) as { entries: string[]; failures: number };
-  return { raw: entries, entries: entries.map((e) => JSON.parse(e)), failures };
+  // A batch device's body holds one entry per line.
+  return { raw: entries, entries: entries.flatMap((e) => e.trimEnd().split('\n')).map((e) => JSON.parse(e)), failures };
 }

@@ -261,13 +261,8 @@ export class AuditDevice {
     await putJSON(this.storage, PENDING_KEY, deliveries);
     await this.storeHead();
     await this.outputs.durable();
-    let sent = 0;
-    try {
-      for (const d of deliveries) {
-        await this.send(device, d);
-        sent++;
-      }
-    } catch (e) {
+    const { sent, error } = await this.sendGroup(device, deliveries);
+    if (error !== undefined) {
       // The entries that went out stay in the chain; the one that failed and those after it
       // (which link to it) are refused, and the next group takes their sequence numbers.
       // What stays written ahead is exactly what went out, so a crash now repeats only that.
@@ -277,7 +272,7 @@ export class AuditDevice {
         await this.storeHead();
       } else await this.storage.delete(PENDING_KEY);
       for (const w of chained.slice(0, sent)) w.resolve('recorded');
-      for (const w of chained.slice(sent)) w.reject(e);
+      for (const w of chained.slice(sent)) w.reject(error);
       return;
     }
     // Not stored now: the group written ahead says how far the chain went (a crash before the
@@ -286,10 +281,30 @@ export class AuditDevice {
     for (const w of chained) w.resolve('recorded');
   }
 
-  private async send(device: Loaded, d: Delivery): Promise<void> {
+  /** Sends a group in order: how many entries went out, and the failure that stopped the rest. */
+  private async sendGroup(device: Loaded, group: Delivery[]): Promise<{ sent: number; error?: unknown }> {
     const { options } = device;
-    if (options.type === 'http') await this.outputs.post(options.url, d.body, d.contentType);
-    else if (options.filePath !== 'discard') this.outputs.logLine(d.body);
+    if (options.type === 'http' && options.batch) {
+      // One POST, one entry per line: all of the group went out, or none of it did.
+      const body = group.map((d) => d.body + '\n').join('');
+      try {
+        await this.outputs.post(options.url, body, options.prefix ? 'text/plain; charset=utf-8' : 'application/x-ndjson');
+        return { sent: group.length };
+      } catch (error) {
+        return { sent: 0, error };
+      }
+    }
+    let sent = 0;
+    try {
+      for (const d of group) {
+        if (options.type === 'http') await this.outputs.post(options.url, d.body, d.contentType);
+        else if (options.filePath !== 'discard') this.outputs.logLine(d.body);
+        sent++;
+      }
+      return { sent };
+    } catch (error) {
+      return { sent, error };
+    }
   }
 
   /**
@@ -304,7 +319,8 @@ export class AuditDevice {
     const group = pending === null ? [] : Array.isArray(pending) ? pending : [pending];
     const last = group[group.length - 1];
     if (last && last.head.seq > device.head.seq) {
-      for (const d of group) await this.send(device, d);
+      const { error } = await this.sendGroup(device, group);
+      if (error !== undefined) throw error;
       device.head = last.head;
       await this.storeHead();
     }

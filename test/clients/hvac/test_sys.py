@@ -205,8 +205,16 @@ class Audit(ClientTest):
 
 
     def test_http_device_records_concurrent_requests_in_one_chain(self):
+        self.check_http_device({})
+
+    def test_batch_http_device_posts_groups_of_lines(self):
+        posts = self.check_http_device({"batch": "true"})
+        self.assertTrue(all(body.endswith("\n") for body in posts))
+
+    def check_http_device(self, options):
         """Many requests at once through an http device: each recorded once, and the chain links
-        (checked here with hashlib, apart from the server's and the npm checker's code)."""
+        (checked here with hashlib, apart from the server's and the npm checker's code). Answers
+        the bodies the device POSTed."""
         import hashlib
         import http.server
         import json
@@ -231,7 +239,8 @@ class Audit(ClientTest):
         mount = unique("kv")
         self.vault.sys.enable_secrets_engine("kv", path=mount, options={"version": "1"})
         try:
-            self.vault.sys.enable_audit_device("http", path=path, options={"url": "http://127.0.0.1:%d/log" % sink.server_address[1]})
+            url = "http://127.0.0.1:%d/log" % sink.server_address[1]
+            self.vault.sys.enable_audit_device("http", path=path, options=dict(options, url=url))
 
             def write_then_read(i):
                 own = client()
@@ -246,19 +255,22 @@ class Audit(ClientTest):
             self.vault.sys.disable_audit_device(path)
             sink.shutdown()
         self.assertEqual([r["data"]["v"] for r in reads], [str(i) for i in range(32)])
-        entries = [json.loads(text) for text in delivered]
+        # A batch device's body holds one entry per line.
+        texts = [line for body in delivered for line in body.splitlines() if line]
+        entries = [json.loads(text) for text in texts]
         for i, r in enumerate(reads):
             self.assertEqual([e["type"] for e in entries if e["request"]["id"] == r["request_id"]], ["request", "response"])
             written = [e["type"] for e in entries if e["request"]["path"] == "%s/k%d" % (mount, i) and e["request"]["operation"] == "update"]
             self.assertEqual(written, ["request", "response"])
         previous = "sha256:" + "0" * 64
         hashes = []
-        for n, text in enumerate(delivered, start=1):
+        for n, text in enumerate(texts, start=1):
             chain = json.loads(text)["chain"]
             self.assertEqual((chain["seq"], chain["prev"]), (n, previous), "entry %d" % n)
             previous = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
             hashes.append(previous)
         self.assertIn(head["hash"], hashes)
+        return delivered
 
 
 class Leases(ClientTest):

@@ -79,7 +79,10 @@ describe('policies', () => {
 });
 
 describe('audit devices', () => {
-  it('an http device records concurrent requests once each, in one chain that verifies up to its head', async () => {
+  it.each([
+    ['an http device', {}],
+    ['a batch http device (one POST per group, one entry per line)', { batch: 'true' }],
+  ])('%s records concurrent requests once each, in one chain that verifies up to its head', async (_, options) => {
     const sink = await startHttpSink();
     const { delivered } = sink;
     const name = unique('audit-http');
@@ -88,7 +91,7 @@ describe('audit devices', () => {
     let reads: { request_id: string; data: { v: string } }[] = [];
     await root.mount({ mount_point: mount, type: 'kv' });
     try {
-      await root.enableAudit({ name, type: 'http', options: { url: sink.url } });
+      await root.enableAudit({ name, type: 'http', options: { ...options, url: sink.url } });
       // Many at once: the mount's object sends them to the device in batches, the device records them in groups.
       await Promise.all(Array.from({ length: 40 }, (_, i) => root.write(`${mount}/k${i}`, { v: String(i) })));
       reads = await Promise.all(Array.from({ length: 40 }, (_, i) => root.read(`${mount}/k${i}`)));
@@ -99,13 +102,15 @@ describe('audit devices', () => {
       await sink.close();
     }
     expect(reads.map((r) => r.data.v)).toEqual(Array.from({ length: 40 }, (_, i) => String(i)));
-    const entries = delivered.map((text) => JSON.parse(text) as { type: string; request: { id: string; path: string; operation: string } });
+    // A batch device's body holds one entry per line.
+    const texts = delivered.flatMap((body) => body.split('\n').filter(Boolean));
+    const entries = texts.map((text) => JSON.parse(text) as { type: string; request: { id: string; path: string; operation: string } });
     for (const [i, r] of reads.entries()) {
       expect(entries.filter((e) => e.request.id === r.request_id).map((e) => e.type), `read ${i}`).toEqual(['request', 'response']);
       const writes = entries.filter((e) => e.request.path === `${mount}/k${i}` && e.request.operation === 'update');
       expect(writes.map((e) => e.type), `write ${i}`).toEqual(['request', 'response']);
     }
-    const report = await verifyLog(delivered.join('\n'), { head: head?.hash });
+    const report = await verifyLog(texts.join('\n'), { head: head?.hash });
     expect(report.broken).toBeNull();
     expect(report.ok).toBe(true);
     expect(report.devices).toHaveLength(1);

@@ -335,6 +335,21 @@ describe('the hash chain', () => {
     expect(report.devices[0].redelivered).toBe(0);
   });
 
+  it('with batch=true, delivers groups of entries in one POST each, one entry per line, in one chain', async () => {
+    await enable('batched', 'http', { url: sinkURL('batched'), batch: 'true' });
+    const requests = await Promise.all(Array.from({ length: 30 }, () => root('GET', 'auth/token/lookup-self')));
+    const head = (await root('GET', 'sys/audit')).body.data['batched/'].chain_head;
+    const { raw, entries } = await sink('batched');
+    for (const r of requests) expect(entries.filter((e) => e.request.id === r.body.request_id).map((e) => e.type)).toEqual(['request', 'response']);
+    // Fewer POSTs than entries: those that came while one POST was out went in the next.
+    expect(raw.length).toBeLessThan(entries.length);
+    expect(raw.every((body) => body.endsWith('\n'))).toBe(true);
+    const report = await verifyLog(raw.join(''), { head: head.hash });
+    expect(report.ok).toBe(true);
+    expect(report.devices[0]).toMatchObject({ firstSeq: 1, count: entries.length });
+    await root('DELETE', 'sys/audit/batched');
+  });
+
   it('links every entry a device delivered, up to the head sys/audit shows', async () => {
     const listing = await root('GET', 'sys/audit');
     const head = listing.body.data['main/'].chain_head;

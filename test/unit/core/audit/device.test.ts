@@ -231,6 +231,39 @@ describe('an audit device', () => {
     expect((await verifyLog(lines.join('\n'))).ok).toBe(true);
   });
 
+  it('with batch, POSTs each group once, one entry per line; a refused POST refuses the whole group, and a restart sends it again as one POST', async () => {
+    const storage = new MemoryStorage();
+    const out = new Outputs(storage);
+    const device = new AuditDevice(storage, out);
+    await device.provision(UUID, parseDeviceOptions('http', { url: 'https://logs.example.com/in', batch: 'true' }).options);
+    await Promise.all(Array.from({ length: 12 }, (_, i) => device.log(input(`secret/${i}`))));
+    // The first entry alone, then the eleven that came meanwhile.
+    expect(out.posts.map((p) => p.body.split('\n').length - 1)).toEqual([1, 11]);
+    expect(out.posts.every((p) => p.contentType === 'application/x-ndjson' && p.body.endsWith('\n'))).toBe(true);
+    const lines = out.posts.map((p) => p.body).join('').trimEnd().split('\n');
+    expect(lines.map((l) => JSON.parse(l).request.path)).toEqual(Array.from({ length: 12 }, (_, i) => `secret/${i}`));
+    expect((await verifyLog(lines.join('\n'))).ok).toBe(true);
+
+    out.failPosts = true;
+    const refused = await Promise.allSettled([device.log(input('secret/x0')), device.log(input('secret/x1')), device.log(input('secret/x2'))]);
+    expect(refused.map((r) => r.status === 'rejected' && (r.reason as Error).message)).toEqual(Array(3).fill('POST refused'));
+    expect(await device.head()).toMatchObject({ seq: 12 });
+
+    // A crash after the next group went out, before its head was stored: sent again as one POST.
+    out.failPosts = false;
+    await Promise.all([device.log(input('secret/y0')), device.log(input('secret/y1'))]);
+    const posts = out.posts.length;
+    const atCrash = new MemoryStorage();
+    for (const [k, v] of out.durableStates[out.durableStates.length - 1]) atCrash.data.set(k, v);
+    await new AuditDevice(atCrash, out).log(input('secret/z'));
+    expect(out.posts.length).toBe(posts + 2);
+    expect(out.posts[posts].body).toBe(out.posts[posts - 1].body);
+    const all = out.posts.map((p) => p.body).join('').trimEnd();
+    const report = await verifyLog(all);
+    expect(report.ok).toBe(true);
+    expect(report.devices[0]).toMatchObject({ lastSeq: 15, redelivered: 1 });
+  });
+
   it('keeps a group within its byte budget (a larger group goes as several), still in order', async () => {
     const storage = new MemoryStorage();
     const out = new Outputs(storage);

@@ -44,6 +44,13 @@ describe('device options', () => {
     expect(parseDeviceOptions('http', { url: 'http://127.0.0.1:9000/x' }).options.url).toBe('http://127.0.0.1:9000/x');
   });
 
+  it('takes batch for http devices only (one POST per group), off by default', () => {
+    expect(parseDeviceOptions('http', { url: 'https://logs.example.com/in' }).options.batch).toBeUndefined();
+    expect(parseDeviceOptions('http', { url: 'https://logs.example.com/in', batch: 'true' }).options.batch).toBe(true);
+    expect(parseDeviceOptions('http', { url: 'https://logs.example.com/in', batch: '0' }).options.batch).toBeUndefined();
+    expect(parseDeviceOptions('file', { file_path: 'stdout', batch: 'true' }).warnings).toEqual(['these options are not used by a file audit device and were ignored: batch']);
+  });
+
   it.each([
     ['', {}, 'type is required'],
     ['nope', {}, 'unknown backend type: "nope"'],
@@ -59,6 +66,7 @@ describe('device options', () => {
     ['http', { url: 'not a url' }, 'url "not a url" is not a valid URL'],
     ['http', { url: 'ftp://example.com/x' }, 'url must use http or https, not ftp'],
     ['http', { url: 'https://user:pw@example.com/x' }, 'url must not carry credentials'],
+    ['http', { url: 'https://example.com/x', batch: 'often' }, `unable to parse 'batch': "often" is not a boolean`],
   ])('refuses type %j with %j', (type, options, message) => {
     expect(refusal(type, options as Record<string, string>)).toBe(message);
   });
