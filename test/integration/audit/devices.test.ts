@@ -53,6 +53,22 @@ describe('sys/audit', () => {
     expect((await root('DELETE', 'sys/audit/to-file')).status).toBe(204);
   });
 
+  it('takes batch as a JSON boolean or null (off), and refuses a batch that is not a boolean', async () => {
+    for (const [name, batch, stored] of [
+      ['batch-on', true, '1'],
+      ['batch-null', null, ''],
+    ] as const) {
+      const r = await root('POST', `sys/audit/${name}`, { type: 'http', options: { url: sinkURL(name), batch } });
+      expect(r.status, name).toBe(204);
+      expect((await root('GET', 'sys/audit')).body.data[`${name}/`].options).toEqual({ url: sinkURL(name), batch: stored });
+      await root('DELETE', `sys/audit/${name}`);
+    }
+    const refused = await root('POST', 'sys/audit/batch-bad', { type: 'http', options: { url: sinkURL('x'), batch: 'often' } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([`unable to parse 'batch': "often" is not a boolean`]);
+    expect((await root('GET', 'sys/audit')).body.data['batch-bad/']).toBeUndefined();
+  });
+
   it('requires sudo for listing, enabling and disabling', async () => {
     await root('PUT', 'sys/policies/acl/audit-nosudo', { policy: 'path "sys/audit" { capabilities = ["read"] }\npath "sys/audit/*" { capabilities = ["update", "delete"] }' });
     await root('PUT', 'sys/policies/acl/audit-sudo', { policy: 'path "sys/audit" { capabilities = ["read", "sudo"] }\npath "sys/audit/*" { capabilities = ["update", "delete", "sudo"] }' });
