@@ -2,11 +2,11 @@
 // device's own object, behind the barrier). It is the single writer of its chain: entries are
 // formatted, HMACed, chained and delivered in order, and the head moves only past entries that
 // were delivered, so a failed delivery leaves no hole in the chain. Entries that arrive while a
-// group is being recorded wait and then go together as the next group: one commit and one sync
-// for the whole group, where each entry used to pay two commits and a sync. Each group is
-// written ahead (made durable before it goes out), together with the head it starts from: a
-// crash after some of it went out but before the head moved would otherwise give the next
-// entries the same sequence numbers, a fork. The head a group makes is stored with the next
+// group is being recorded wait and then go together as the next group: one write-ahead and one
+// sync for the whole group, where each entry used to pay both and a commit of the head. Each
+// group is written ahead (made durable before it goes out), together with the head it starts
+// from: a crash after some of it went out but before the head moved would otherwise give the
+// next entries the same sequence numbers, a fork. The head a group makes is stored with the next
 // group, or by persistHead() once entries stop. The restarted device delivers the last group
 // written ahead again first if it reaches past the stored head, in order: a repeated run of exact
 // copies, which the checker accepts (verify-chain.mjs, REDELIVERY_WINDOW).
@@ -256,8 +256,8 @@ export class AuditDevice {
       head = delivery.head;
     }
     if (deliveries.length === 0) return;
-    // One commit: the group, and the head it starts from (the group before it is out, and it is
-    // no longer written ahead once this one is).
+    // The group, and with it the head it starts from (the group before it is out, and is no longer
+    // written ahead once this one is); both are durable before anything of it goes out.
     await putJSON(this.storage, PENDING_KEY, deliveries);
     await this.storeHead();
     await this.outputs.durable();
