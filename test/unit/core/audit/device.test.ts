@@ -39,7 +39,7 @@ class Outputs implements DeviceOutputs {
 
 async function fileDevice(options: Record<string, string> = { file_path: 'stdout' }) {
   const storage = new MemoryStorage();
-  const out = new Outputs();
+  const out = new Outputs(storage);
   const device = new AuditDevice(storage, out);
   await device.provision(UUID, parseDeviceOptions('file', options).options);
   return { storage, out, device };
@@ -74,10 +74,7 @@ describe('an audit device', () => {
   });
 
   it('a crash after an entry went out but before its head was stored: the restart sends it again, and the chain verifies', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs(storage);
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    const { storage, out, device } = await fileDevice();
     await device.log(input('secret/1'));
     await device.log(input('secret/2'));
     // The crash: storage as it was when entry 2 went out (written ahead, head not yet moved).
@@ -95,10 +92,7 @@ describe('an audit device', () => {
   });
 
   it('provisioned again, starts a new chain without sending the old chain\'s last group', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs(storage);
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    const { storage, out, device } = await fileDevice();
     await Promise.all(Array.from({ length: 3 }, (_, i) => device.log(input(`secret/${i}`))));
     await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
     out.lines.length = 0;
@@ -123,10 +117,7 @@ describe('an audit device', () => {
   });
 
   it('records entries that arrive while a group is out as the next group: one write-ahead and one sync for it', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs(storage);
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    const { storage, out, device } = await fileDevice();
     const results = await Promise.all(Array.from({ length: 30 }, (_, i) => device.log(input(`secret/${i}`))));
     expect(results).toEqual(Array(30).fill('recorded'));
     // The first entry goes alone; the 29 that came while it was out go together.
@@ -159,10 +150,7 @@ describe('an audit device', () => {
   });
 
   it('a crash while a group went out: the restart sends the whole group again, in order, and the chain verifies', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs(storage);
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('file', { file_path: 'stdout' }).options);
+    const { storage, out, device } = await fileDevice();
     await Promise.all(Array.from({ length: 10 }, (_, i) => device.log(input(`secret/${i}`))));
     expect(out.durableStates).toHaveLength(2);
     // Storage as it was when the second group (entries 2..10) was written ahead; the crash came
