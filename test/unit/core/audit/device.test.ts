@@ -37,6 +37,14 @@ class Outputs implements DeviceOutputs {
   }
 }
 
+async function httpDevice(options: Record<string, string> = {}) {
+  const storage = new MemoryStorage();
+  const out = new Outputs(storage);
+  const device = new AuditDevice(storage, out);
+  await device.provision(UUID, parseDeviceOptions('http', { url: 'https://logs.example.com/in', ...options }).options);
+  return { storage, out, device };
+}
+
 async function fileDevice(options: Record<string, string> = { file_path: 'stdout' }) {
   const storage = new MemoryStorage();
   const out = new Outputs(storage);
@@ -175,10 +183,7 @@ describe('an audit device', () => {
   });
 
   it('an http group whose POST fails part-way: the entries that went out are recorded, the rest refused, and no hole is left', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs();
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('http', { url: 'https://logs.example.com/in' }).options);
+    const { storage, out, device } = await httpDevice();
     await device.log(input('secret/0'));
     out.acceptPosts = 4; // the second group (five entries) has three go out
     const first = device.log(input('secret/1'));
@@ -220,10 +225,7 @@ describe('an audit device', () => {
   });
 
   it('with batch, POSTs each group once, one entry per line; a refused POST refuses the whole group, and a restart sends it again as one POST', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs(storage);
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('http', { url: 'https://logs.example.com/in', batch: 'true' }).options);
+    const { storage, out, device } = await httpDevice({ batch: 'true' });
     await Promise.all(Array.from({ length: 12 }, (_, i) => device.log(input(`secret/${i}`))));
     // The first entry alone, then the eleven that came meanwhile.
     expect(out.posts.map((p) => p.body.split('\n').length - 1)).toEqual([1, 11]);
@@ -294,10 +296,7 @@ describe('an audit device', () => {
   });
 
   it('POSTs to an http device, and does not move its head when the POST fails', async () => {
-    const storage = new MemoryStorage();
-    const out = new Outputs();
-    const device = new AuditDevice(storage, out);
-    await device.provision(UUID, parseDeviceOptions('http', { url: 'https://logs.example.com/in' }).options);
+    const { storage, out, device } = await httpDevice();
     await device.log(input('secret/1'));
     expect(out.posts[0]).toMatchObject({ url: 'https://logs.example.com/in', contentType: 'application/json' });
     const head = await device.head();
