@@ -1,9 +1,10 @@
 // Sends a hosting object's audit entries to each device in batches: one call per device at a
-// time, carrying every entry that came while the previous call was out. Under load a call costs
-// the sender far more than the entries it carries (measured: about half of an entry's cost on
-// the sending side was the call itself), and the device records a batch as one group anyway.
+// time, carrying every entry that came while the previous call was out. Under load the call
+// itself was about half of an entry's cost on the sending side, and the device takes a batch
+// into its groups anyway.
 
 import type { AuditDeviceRef } from './broker';
+import { MAX_GROUP_ENTRIES } from './device';
 import type { AuditInput } from './entry';
 
 /** One entry's fate at the device: recorded, device gone, or failed with the device's reason. */
@@ -12,8 +13,8 @@ export type EntryOutcome = { status: 'recorded' | 'gone' } | { status: 'failed';
 /** Delivers entries to one device in order; answers one outcome per entry, in the same order. */
 export type SendBatch = (device: AuditDeviceRef, inputs: AuditInput[]) => Promise<EntryOutcome[]>;
 
-/** Most entries in one call (the device takes at most this many into one group). */
-export const MAX_BATCH_ENTRIES = 256;
+/** Most entries in one call: as many as the device takes into one group. */
+export const MAX_BATCH_ENTRIES = MAX_GROUP_ENTRIES;
 
 interface Waiting {
   input: AuditInput;
