@@ -16,7 +16,7 @@ import { formatRFC3339Nano } from '../../framework/duration';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { Mutex } from '../mutex';
 import { chainEntry, genesisHead, type ChainHead } from './chain';
-import { formatEntry, type AuditInput } from './entry';
+import { formatEntry, type AuditInput, type PendingEntry } from './entry';
 import { rememberingHasher, saltedHasher, type Hasher } from './hash';
 import type { DeviceOptions } from './options';
 import { withDeadline } from '../../framework/deadline';
@@ -71,13 +71,6 @@ interface Delivery {
   head: ChainHead;
 }
 
-/** An entry waiting for its group, and its caller. */
-interface Waiting {
-  input: AuditInput;
-  resolve(status: 'recorded' | 'gone'): void;
-  reject(reason: unknown): void;
-}
-
 /**
  * The http device's delivery: a POST that must answer 2xx within the timeout. A POST that fails
  * without an answer is sent once more: a group's entries go out back to back, and a kept-alive
@@ -108,7 +101,7 @@ export class AuditDevice {
   private loaded: Loaded | null | undefined;
   private readonly writes = new Mutex();
   /** Entries not yet taken into a group, in arrival order. */
-  private readonly queue: Waiting[] = [];
+  private readonly queue: PendingEntry[] = [];
   private draining = false;
 
   constructor(
@@ -208,7 +201,7 @@ export class AuditDevice {
   }
 
   /** Formats, chains, writes ahead and delivers one group; entries beyond its size go back to the queue. */
-  private async record(group: Waiting[]): Promise<void> {
+  private async record(group: PendingEntry[]): Promise<void> {
     try {
       await this.recordGroup(group);
     } catch (e) {
@@ -219,7 +212,7 @@ export class AuditDevice {
     }
   }
 
-  private async recordGroup(group: Waiting[]): Promise<void> {
+  private async recordGroup(group: PendingEntry[]): Promise<void> {
     const device = await this.load();
     if (!device) {
       for (const w of group) w.resolve('gone');
@@ -230,7 +223,7 @@ export class AuditDevice {
     // A prefix precedes the entry wherever it goes, as in Vault; the body is then no longer JSON.
     const contentType = options.prefix ? 'text/plain; charset=utf-8' : 'application/json';
     const deliveries: Delivery[] = [];
-    const chained: Waiting[] = [];
+    const chained: PendingEntry[] = [];
     let head = device.head;
     let bytes = 0;
     for (let i = 0; i < group.length; i++) {

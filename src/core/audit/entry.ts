@@ -66,6 +66,13 @@ export interface AuditInput {
   nonHMACResponseKeys: string[];
 }
 
+/** An entry on its way to being recorded, and the caller waiting for its fate. */
+export interface PendingEntry {
+  input: AuditInput;
+  resolve(status: 'recorded' | 'gone'): void;
+  reject(reason: unknown): void;
+}
+
 export type AuditEntry = Record<string, unknown>;
 
 /** Drops fields Vault's encoder omits when empty: "", 0, null, undefined, [] and {}. */

@@ -5,7 +5,7 @@
 
 import type { AuditDeviceRef } from './broker';
 import { MAX_GROUP_ENTRIES } from './device';
-import type { AuditInput } from './entry';
+import type { AuditInput, PendingEntry } from './entry';
 
 /** One entry's fate at the device: recorded, device gone, or failed with the device's reason. */
 export type EntryOutcome = { status: 'recorded' | 'gone' } | { status: 'failed'; error: string };
@@ -16,14 +16,8 @@ export type SendBatch = (device: AuditDeviceRef, inputs: AuditInput[]) => Promis
 /** Most entries in one call: as many as the device takes into one group. */
 export const MAX_BATCH_ENTRIES = MAX_GROUP_ENTRIES;
 
-interface Waiting {
-  input: AuditInput;
-  resolve(status: 'recorded' | 'gone'): void;
-  reject(reason: unknown): void;
-}
-
 interface Lane {
-  queue: Waiting[];
+  queue: PendingEntry[];
   busy: boolean;
 }
 
