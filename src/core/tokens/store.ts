@@ -10,7 +10,7 @@ import { toHex, utf8 } from '../../crypto/encoding';
 import { hmacSha256 } from '../../crypto/hmac';
 import { randomBytes } from '../../crypto/random';
 import { getJSON, putJSON, type BatchStorage, type Storage, type StorageOp } from '../../framework/storage';
-import { newAccessorFor, rootTokenEntry, type TokenEntry } from './entry';
+import { RESPONSE_WRAPPING_POLICY_NAME, newAccessorFor, rootTokenEntry, type TokenEntry } from './entry';
 
 const SALT_KEY = 'salt';
 /** Every stored token's entry lives below this key (counted for sys/internal/counters/tokens). */
@@ -117,6 +117,7 @@ export class TokenStore {
 
   /** Applies writes together: in one batch where the storage can (one statement, all or none). */
   private async apply(ops: StorageOp[], storage = this.storage): Promise<void> {
+    if (ops.length === 0) return;
     const batch = storage as Partial<BatchStorage>;
     if (typeof batch.applyBatch === 'function') {
       await batch.applyBatch.call(storage, ops);
@@ -184,16 +185,32 @@ export class TokenStore {
   }
 
   /** Deletes a token's records (its children index stays: the caller revokes or orphans them). */
-  async remove({ hash, entry }: StoredToken): Promise<void> {
+  async remove(stored: StoredToken): Promise<void> {
+    await this.removeAll([stored]);
+  }
+
+  /**
+   * Deletes several tokens' records and applies `more` with them, all in one batch (all or none):
+   * expiry removes tokens by the hundred, and a write per token was most of what it cost.
+   */
+  async removeAll(tokens: StoredToken[], more: StorageOp[] = []): Promise<void> {
     this.removals++;
-    this.forget(hash);
-    const ops: StorageOp[] = [
-      { key: `${TOKENS_PREFIX}${hash}`, value: null },
-      { key: `wrapped/${hash}`, value: null },
-    ];
-    if (entry.accessor) ops.push({ key: `accessors/${entry.accessor}`, value: null });
-    if (entry.expireTime !== null) ops.push({ key: expiryKey(entry.expireTime, hash), value: null });
-    await this.apply(ops);
+    // By key: `more` may delete an expiry index key again, and each op costs a statement row.
+    const ops = new Map(more.map((op) => [op.key, op.value]));
+    for (const { hash, entry } of tokens) {
+      this.forget(hash);
+      ops.set(`${TOKENS_PREFIX}${hash}`, null);
+      // Only wrap() writes one, for a token of this policy alone (whatever uses it has left).
+      if (entry.policies.includes(RESPONSE_WRAPPING_POLICY_NAME)) ops.set(`wrapped/${hash}`, null);
+      if (entry.accessor) ops.set(`accessors/${entry.accessor}`, null);
+      if (entry.expireTime !== null) ops.set(expiryKey(entry.expireTime, hash), null);
+    }
+    await this.apply([...ops].map(([key, value]) => ({ key, value })));
+  }
+
+  /** Drops children links (`[parent, child]` accessors) and applies `more` with them, in one batch. */
+  async unlinkAll(links: [string, string][], more: StorageOp[] = []): Promise<void> {
+    await this.apply([...more, ...links.map(([parent, child]) => ({ key: childKey(parent, child), value: null }))]);
   }
 
   /** The live entry for a token, or null when unknown or expired. */
