@@ -36,6 +36,44 @@ const KIB_B64 = Buffer.alloc(1024, 'coffer-').toString('base64');
 const SMALL_B64 = Buffer.from('a short message to protect').toString('base64');
 
 const SECRET = { user: 'app', password: 'correct-horse-battery-staple' };
+/**
+ * The TTL of the tokens the token-create and JWT-login scenarios make by the ten thousand. It
+ * outlives a run: with 10m, their expiry (a shard's alarm revoking 15,000 tokens) landed in
+ * whichever scenario ran ten minutes later, the AWS and DR rows. What a wave of expiries costs is
+ * measured by a scenario of its own ("… while 15,000 tokens expire").
+ */
+const RUN_OUTLIVING_TTL = '2h';
+const EXPIRY_WAVE = 15_000;
+
+/**
+ * Creates `count` tokens (children of the root token, 50 at a time) that all expire within one
+ * second, `lead` ms after this returns; gives up creating after 20 s.
+ */
+async function expiryWave(url, token, count, lead) {
+  const CREATE_MS = 20_000;
+  const start = Date.now();
+  const expireAt = start + CREATE_MS + lead;
+  let made = 0;
+  const creator = async () => {
+    while (made < count && Date.now() - start < CREATE_MS) {
+      made++;
+      const ttl = Math.ceil((expireAt - Date.now()) / 1000);
+      await call(url, token, 'POST', 'auth/token/create', { policies: ['default'], ttl: `${ttl}s` });
+    }
+  };
+  await Promise.all(Array.from({ length: 50 }, creator));
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, start + CREATE_MS - Date.now())));
+  return made;
+}
+
+/** Resolves once the shard holds no more accessors than `limit` (the wave is gone), or after a minute. */
+async function waitForAccessors(url, token, limit) {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+    const { data } = await call(url, token, 'GET', 'auth/token/accessors?list=true');
+    if (data.keys.length <= limit) return;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
 const BIG_KEYS = 100_000;
 
 /** Fills a KV v2 mount with `count` keys in 100 folders (50 writers at once), then one known key. */
@@ -298,7 +336,7 @@ export const SCENARIOS = [
       url: `${url}/v1/auth/token/create`,
       method: 'POST',
       headers: json(token),
-      body: JSON.stringify({ policies: ['default'], ttl: '10m' }),
+      body: JSON.stringify({ policies: ['default'], ttl: RUN_OUTLIVING_TTL }),
     }),
   },
   {
@@ -307,6 +345,21 @@ export const SCENARIOS = [
     target: 0.9,
     setup: narrowToken,
     request: (url, _root, narrow) => ({ url: `${url}/v1/auth/token/lookup-self`, headers: json(narrow) }),
+  },
+  {
+    // A wave of expiries under writes: 15,000 tokens made together expire together, ~1 s into the
+    // measurement (after its 2 s warm-up), and the shard's alarm revokes them while KV v2 writes
+    // run. Judged against "KV v2 write" of the same run; no goal, it shows what a wave costs.
+    name: `KV v2 write while ${EXPIRY_WAVE / 1000}k tokens expire`,
+    kind: 'write',
+    relativeTo: { scenario: 'KV v2 write', paired: false },
+    setup: async (url, token) => {
+      const before = (await call(url, token, 'GET', 'auth/token/accessors?list=true')).data.keys.length;
+      await expiryWave(url, token, EXPIRY_WAVE, 3_000);
+      return before;
+    },
+    teardown: (url, token, before) => waitForAccessors(url, token, before),
+    request: (url, token) => ({ url: `${url}/v1/secret/data/bench/write`, method: 'POST', headers: json(token), body: JSON.stringify({ data: SECRET }) }),
   },
   {
     name: 'KV v1 read, non-root token through ACL',
@@ -442,7 +495,7 @@ export const SCENARIOS = [
       const res = await fetch(`${url}/v1/sys/auth/jwt`, { method: 'POST', headers: json(token), body: JSON.stringify({ type: 'jwt' }) });
       if (!res.ok && !(await res.text()).includes('path is already in use')) throw new Error(`enable auth/jwt: ${res.status}`);
       await call(url, token, 'POST', 'auth/jwt/config', { jwt_validation_pubkeys: [await exportSPKI(publicKey)], bound_issuer: 'https://bench.example' });
-      await call(url, token, 'POST', 'auth/jwt/role/bench', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['coffer-bench'], token_policies: ['default'], token_ttl: '10m' });
+      await call(url, token, 'POST', 'auth/jwt/role/bench', { role_type: 'jwt', user_claim: 'sub', bound_audiences: ['coffer-bench'], token_policies: ['default'], token_ttl: RUN_OUTLIVING_TTL });
       return new SignJWT({})
         .setProtectedHeader({ alg: 'ES256' })
         .setIssuer('https://bench.example')
