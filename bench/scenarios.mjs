@@ -1,7 +1,9 @@
 // Coffer's benchmark scenarios. `kind` names the baseline a scenario is judged against: a read
 // against one DO call + one SQLite read, a write against one DO call + one SQLite write.
 // `target` is the goal as a ratio to that baseline; `minRps` an absolute goal on this machine;
-// `relativeTo` a ratio to another scenario of the same run (a goal when it has `min`).
+// `relativeTo` a ratio to another scenario of the same run (a goal when it has `min`): measured in
+// alternating rounds with it, or, with `paired: false` (the setup changes what the other measures),
+// against the other measured again right before the setup.
 // `setup(url, rootToken, server)` may return a context that `request(url, rootToken, context)`
 // receives, and `teardown(url, rootToken, context)` undoes what later scenarios must not meet;
 // `server.dataDir` is the launcher's data directory (its SoftHSM2 token's PIN is there:
@@ -375,7 +377,8 @@ export const SCENARIOS = [
   {
     // KV v1 read again with one audit device enabled (entries discarded: what the device costs is
     // its object's HMACs and hash chain, and the calls to it). Judged against the unaudited read
-    // measured earlier in the run; the device is disabled afterwards, so no later scenario pays it.
+    // measured right before the device is enabled; it is disabled afterwards, so no later scenario
+    // pays it.
     name: 'KV v1 read, one audit device',
     kind: 'read',
     relativeTo: { scenario: 'KV v1 read', paired: false },
