@@ -191,7 +191,7 @@ export class TokenStore {
 
   /**
    * Deletes several tokens' records and applies `more` with them, all in one batch (all or none):
-   * expiry removes tokens by the hundred, and a write per token was most of what it cost.
+   * expiry removes tokens by the hundred, in one write.
    */
   async removeAll(tokens: StoredToken[], more: StorageOp[] = []): Promise<void> {
     this.removals++;

@@ -1,8 +1,8 @@
 // How the token store writes: each change of a token is one atomic batch (so a token is never
 // stored without its accessor or expiry index), and random tokens skip the existence lookup.
 import { describe, expect, it } from 'vitest';
-import { TokenStore } from '../../../../src/core/tokens/store';
-import { rootTokenEntry } from '../../../../src/core/tokens/entry';
+import { TokenStore, type WrappedResponse } from '../../../../src/core/tokens/store';
+import { rootTokenEntry, wrappingTokenEntry } from '../../../../src/core/tokens/entry';
 import { MemoryStorage, type StorageOp } from '../../../../src/framework/storage';
 
 class CountingStorage extends MemoryStorage {
@@ -79,6 +79,23 @@ describe('TokenStore writes', () => {
     await store.remove({ hash: stored.hash, entry: { ...first, expireTime: first.expireTime! + 1000 } });
     expect(storage.batches.length).toBe(2);
     expect([...storage.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
+  });
+
+  it("removes a wrapping token's wrapped response with it, used or not; other tokens delete no such row", async () => {
+    const storage = new CountingStorage();
+    const store = new TokenStore(storage, 4);
+    for (const numUses of [1, 0]) {
+      const token = `hvs.w${numUses}`;
+      const wrapping = wrappingTokenEntry(store.accessorFor(token), 60, 'sys/wrapping/wrap', Date.now());
+      const stored = await store.put(token, wrapping);
+      await store.putWrapped(stored.hash, { response: { data: { a: 1 } } } as unknown as WrappedResponse);
+      await store.remove({ hash: stored.hash, entry: { ...wrapping, numUses } });
+      expect([...storage.data.keys()].filter((k) => !k.startsWith('salt'))).toEqual([]);
+    }
+    const plain = await store.put('hvs.p', entry(store, 'hvs.p', null));
+    storage.batches = [];
+    await store.remove(plain);
+    expect(storage.batches[0].map((op) => op.key.split('/')[0]).sort()).toEqual(['accessors', 'tokens']);
   });
 
   it('keeps no token in memory that was removed while it was being looked up', async () => {
