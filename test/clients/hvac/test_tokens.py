@@ -1,5 +1,7 @@
 """hvac's token auth method (client.auth.token.*) and the Client's older token helpers."""
 
+import time
+
 import hvac
 
 from common import ClientTest, client, unique
@@ -108,6 +110,27 @@ class LookupRenewRevoke(ClientTest):
         for token in (parent["client_token"], child["client_token"]):
             with self.assertRaises(hvac.exceptions.Forbidden):
                 self.vault.auth.token.lookup(token)
+
+    def test_expired_tokens_are_revoked_with_their_children(self):
+        # The shard's alarm revokes expired tokens a batch at a time: their children go too (their
+        # own TTL is an hour), their accessors leave the list, and a token beside them stays.
+        parents = [self._token(policies=["default", self.creator], ttl="3s") for _ in range(3)]
+        children = [client(p["client_token"]).auth.token.create(policies=["default"], ttl="1h")["auth"] for p in parents]
+        bystander = self._token()
+        gone = {a["accessor"] for a in parents + children}
+        deadline = time.time() + 30
+        while True:
+            keys = set(self.vault.auth.token.list_accessors()["data"]["keys"])
+            if not gone & keys:
+                break
+            if time.time() > deadline:
+                self.fail(f"still listed after 30 s: {sorted(gone & keys)}")
+            time.sleep(0.5)
+        for auth in parents + children:
+            with self.assertRaises(hvac.exceptions.Forbidden):
+                self.vault.auth.token.lookup(auth["client_token"])
+        self.assertIn(bystander["accessor"], keys)
+        self.assertEqual(self.vault.auth.token.lookup(bystander["client_token"])["data"]["accessor"], bystander["accessor"])
 
     def test_revoke_and_orphan_children(self):
         parent = self._token(policies=["default", self.creator])

@@ -74,6 +74,26 @@ describe('using tokens', () => {
     expect((await root.tokenLookup({ token: kept.client_token })).data.orphan).toBe(true);
   });
 
+  it("expired tokens are revoked by the shard's alarm, with their children", async () => {
+    const creator = unique('creator');
+    await root.addPolicy({ name: creator, rules: 'path "auth/token/create" { capabilities = ["update"] }' });
+    const parents = await Promise.all([1, 2, 3].map(() => create({ policies: ['default', creator], ttl: '3s' })));
+    // The children's own TTL is an hour: only their parents' expiry ends them.
+    const children = await Promise.all(parents.map(async (p) => (await vault(p.client_token).tokenCreate({ policies: ['default'], ttl: '1h' })).auth));
+    const bystander = await create();
+    const gone = [...parents, ...children].map((a) => a.accessor);
+    let keys: string[] = [];
+    for (const deadline = Date.now() + 30_000; ; ) {
+      keys = (await root.list('auth/token/accessors')).data.keys;
+      if (!gone.some((a) => keys.includes(a))) break;
+      if (Date.now() > deadline) throw new Error(`still listed after 30 s: ${gone.filter((a) => keys.includes(a))}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    for (const t of [...parents, ...children]) expect((await failure(root.tokenLookup({ token: t.client_token }))).status).toBe(403);
+    expect(keys).toContain(bystander.accessor);
+    expect((await root.tokenLookup({ token: bystander.client_token })).data.accessor).toBe(bystander.accessor);
+  });
+
   it('tokenRevokeAccessor and tokenRevokeSelf', async () => {
     const first = await create();
     const second = await create();
