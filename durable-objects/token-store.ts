@@ -233,7 +233,7 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
     return this.shard.tokens.accessors();
   }
   async tidy(): Promise<void> {
-    await this.shard.tick();
+    await this.shard.tick(Date.now(), true);
   }
 
   // ---- response wrapping ----

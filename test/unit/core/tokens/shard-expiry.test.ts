@@ -1,7 +1,8 @@
 // Expiry (TokenShard.tick): expired tokens are revoked a batch at a time, each batch in two writes
 // (markers and removal, then markers' deletion and the parent's links), with everything
 // revokeAccessor does for one token: children, lease holders, secret leases. What cannot finish
-// keeps its marker and is resumed by a later tick.
+// keeps its marker and is resumed by a later tick. The sweep for holders of gone tokens runs on an
+// instance's first tick, when flagged, and for tidy; not on every tick.
 import { describe, expect, it } from 'vitest';
 import { newServiceTokenFor, rootTokenEntry, type TokenEntry } from '../../../../src/core/tokens/entry';
 import { TokenShard } from '../../../../src/core/tokens/shard';
@@ -13,6 +14,11 @@ const SHARDS = 2;
 class CountingStorage extends MemoryStorage {
   writes = 0;
   failNextBatch = false;
+  gets: string[] = [];
+  override async get(key: string) {
+    this.gets.push(key);
+    return super.get(key);
+  }
   override async put(key: string, value: Uint8Array) {
     this.writes++;
     return super.put(key, value);
@@ -37,12 +43,20 @@ function site() {
   const leasesRevoked: string[] = [];
   const failLeasesOf = new Set<string>();
   const notified: string[] = [];
+  const unreachable = new Set<string>();
+  const onActive: { run?: () => Promise<void> } = {};
   const shard: TokenShard = new TokenShard(storage, {
     shard: 0,
     shards: SHARDS,
     peer: () => shard,
     notifyHolder: async (holder, accessor) => {
+      if (unreachable.has(holder)) throw new Error(`${holder} unreachable`);
       notified.push(`${holder} ${accessor}`);
+    },
+    active: async () => {
+      const run = onActive.run;
+      onActive.run = undefined;
+      await run?.();
     },
     revokeTokenLeases: async (accessor) => {
       if (failLeasesOf.has(accessor)) throw new Error('mount unreachable');
@@ -52,7 +66,7 @@ function site() {
       wakes.push(at);
     },
   });
-  return { shard, storage, wakes, leasesRevoked, failLeasesOf, notified };
+  return { shard, storage, wakes, leasesRevoked, failLeasesOf, notified, unreachable, onActive };
 }
 
 /** Stores a token of shard 0 under `parent` (linked, as auth/token/create links it). */
@@ -166,5 +180,83 @@ describe('token expiry', () => {
     expect(await shard.tick(now)).toBeNull();
     expect(rows(storage, due.entry.accessor)).toEqual([]);
     expect(await shard.tokens.children(root.accessor)).toEqual([]);
+  });
+});
+
+describe('holders of gone tokens', () => {
+  /** A token of shard 0 (under the root) that `holder` was granted; its holder record stands. */
+  async function used(shard: TokenShard, root: TokenEntry, holder: string) {
+    const t = await child(shard, root, Date.now() + 3_600_000);
+    expect((await shard.lease(t.token, holder)).status).toBe('ok');
+    return t;
+  }
+  /** Removes a token the way a lost notice would leave it: gone, its holder record standing. */
+  async function lostNotice(shard: TokenShard, token: string) {
+    const stored = await shard.tokens.lookup(token);
+    await shard.tokens.remove(stored!);
+  }
+
+  it("reads no standing token's entry on ticks after an instance's first", async () => {
+    const { shard, storage } = site();
+    const root = await shard.tokens.createRoot(newServiceTokenFor(0, SHARDS));
+    for (let i = 0; i < 50; i++) await used(shard, root, 'mount:m1');
+    const now = Date.now();
+    await shard.tick(now); // the instance's first: the sweep reads each of the 50
+    expect(storage.gets.filter((k) => k.startsWith('accessors/')).length).toBeGreaterThanOrEqual(50);
+    for (let i = 0; i < 5; i++) await child(shard, root, now + i);
+    storage.gets = [];
+    await shard.tick(now + 10);
+    expect(storage.gets.filter((k) => k.startsWith('accessors/'))).toEqual([]);
+    expect(await shard.tokens.children(root.accessor)).toHaveLength(50);
+  });
+
+  it('tells the holder of a token gone without notice on the first tick, and later only when tidy asks', async () => {
+    const { shard, storage, notified } = site();
+    const root = await shard.tokens.createRoot(newServiceTokenFor(0, SHARDS));
+    const first = await used(shard, root, 'mount:m1');
+    await lostNotice(shard, first.token);
+    await shard.tick();
+    expect(notified).toEqual([`mount:m1 ${first.entry.accessor}`]);
+    expect(rows(storage, first.entry.accessor).filter((k) => k.startsWith('holders/'))).toEqual([]);
+
+    const second = await used(shard, root, 'mount:m2');
+    await lostNotice(shard, second.token);
+    await shard.tick();
+    expect(notified).toHaveLength(1);
+    await shard.tick(Date.now(), true);
+    expect(notified).toEqual([`mount:m1 ${first.entry.accessor}`, `mount:m2 ${second.entry.accessor}`]);
+    expect(rows(storage, second.entry.accessor).filter((k) => k.startsWith('holders/'))).toEqual([]);
+  });
+
+  it('revoke-orphan that cannot tell a holder flags a sweep; a later tick tells it and clears the flag', async () => {
+    const { shard, storage, notified, unreachable, wakes } = site();
+    const root = await shard.tokens.createRoot(newServiceTokenFor(0, SHARDS));
+    await shard.tick(); // the instance's first sweep is behind it
+    const t = await used(shard, root, 'mount:down');
+    unreachable.add('mount:down');
+    expect(await shard.revokeOrphan(t.token)).toBe(true);
+    expect(await storage.get('sweeps/holders')).not.toBeNull();
+    expect(wakes.length).toBeGreaterThan(0);
+    await shard.tick(); // still unreachable: the flag stays
+    expect(await storage.get('sweeps/holders')).not.toBeNull();
+    unreachable.clear();
+    await shard.tick();
+    expect(notified).toEqual([`mount:down ${t.entry.accessor}`]);
+    expect(await storage.get('sweeps/holders')).toBeNull();
+    expect(rows(storage, t.entry.accessor)).toEqual([]);
+  });
+
+  it('refuses a grant that raced the revocation of its token, and leaves no holder record', async () => {
+    const { shard, storage, onActive } = site();
+    const root = await shard.tokens.createRoot(newServiceTokenFor(0, SHARDS));
+    const t = await child(shard, root, Date.now() + 60_000);
+    // Revoked after the lease found the token, before its holder record is written.
+    onActive.run = () => shard.revokeAccessor(t.entry.accessor);
+    expect((await shard.lease(t.token, 'mount:m1')).status).toBe('invalid');
+    expect(rows(storage, t.entry.accessor)).toEqual([]);
+    // Without a race the grant stands.
+    const other = await child(shard, root, Date.now() + 60_000);
+    expect((await shard.lease(other.token, 'mount:m1')).status).toBe('ok');
+    expect(await storage.get(`holders/${other.entry.accessor}/mount:m1`)).not.toBeNull();
   });
 });
