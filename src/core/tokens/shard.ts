@@ -19,6 +19,8 @@ const HOLDERS = 'holders/';
 const REVOKING = 'revoking/';
 /** Present while some gone token's holders may not have been told (see sweepHolders). */
 const SWEEP_KEY = 'sweeps/holders';
+/** Present once this shard has swept after the sweep stopped running on every tick. */
+const SWEPT_ONCE_KEY = 'sweeps/holders-once';
 
 interface HolderRecord {
   until: number;
@@ -53,7 +55,7 @@ export class TokenShard {
   private readonly recorded = new Map<string, number>();
   /** Serialises read-modify-write of one token (uses, renewals); never held across a peer call. */
   private readonly rmw = new Mutex();
-  /** Whether this instance has swept the holders of gone tokens once (sweepHolders). */
+  /** Whether this shard has swept the holders of gone tokens once (SWEPT_ONCE_KEY), as last read. */
   private swept = false;
 
   /** `grouped`: where new random tokens are written (TokenStore). */
@@ -394,6 +396,7 @@ export class TokenShard {
     await this.expire(await this.tokens.expired(now));
     for (const accessor of await this.storage.list(REVOKING)) await this.revokeAccessor(accessor);
     const flagged = (await this.storage.get(SWEEP_KEY)) !== null;
+    if (!this.swept) this.swept = (await this.storage.get(SWEPT_ONCE_KEY)) !== null;
     if (sweep || flagged || !this.swept) await this.sweepHolders(now, flagged);
     return this.tokens.nextExpiry();
   }
@@ -401,18 +404,21 @@ export class TokenShard {
   /**
    * Tells the holders of gone tokens to forget them, and drops their records. Revocations tell
    * holders themselves (or keep a marker until they have), and a grant that raced one takes its
-   * record back, so this is a safety net: run on an instance's first tick, after revoke-orphan
-   * could not tell a holder (SWEEP_KEY), and by auth/token/tidy. It reads the entry of every token
+   * record back, so this is a safety net: run once per shard (for what older versions left),
+   * after revoke-orphan could not tell a holder (SWEEP_KEY), and by auth/token/tidy. It reads the entry of every token
    * that has holders, and it used to run on every tick: with 3,000 used tokens standing, the
    * expiry of 1,000 others (an alarm each) cost 17 s of CPU against 1.2 s without them.
    */
   private async sweepHolders(now: number, flagged: boolean): Promise<void> {
-    this.swept = true;
     let told = true;
     for (const dir of await this.storage.list(HOLDERS)) {
       const accessor = dir.replace(/\/$/, '');
       // Holders of live tokens hold current leases; holders of gone ones still need telling.
       if (!(await this.tokens.byAccessor(accessor))) told = (await this.invalidateHolders(accessor, now)) && told;
+    }
+    if (!this.swept) {
+      await this.storage.put(SWEPT_ONCE_KEY, new Uint8Array(0)); // a failed notice is flagged below
+      this.swept = true;
     }
     if (told && flagged) await this.storage.delete(SWEEP_KEY);
     else if (!told) {
