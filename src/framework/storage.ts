@@ -6,9 +6,18 @@
 
 import { CofferError } from './errors';
 import { fromUtf8, utf8 } from '../crypto/encoding';
+import type { Maybe } from './steps';
 
 export interface Storage {
   get(key: string): Promise<Uint8Array | null>;
+  /**
+   * get's answer when it needs no wait (a value in memory, or read synchronously); undefined when
+   * it would, or when this storage cannot tell. Lets a read served from memory answer at once
+   * (src/framework/steps.ts): a promise costs a read a few event-loop turns in its object.
+   */
+  peek?(key: string): Uint8Array | null | undefined;
+  /** list's answer when it needs no wait; undefined when it would (see peek). */
+  peekList?(prefix: string): string[] | undefined;
   put(key: string, value: Uint8Array): Promise<void>;
   delete(key: string): Promise<void>;
   list(prefix: string): Promise<string[]>;
@@ -34,7 +43,8 @@ export interface StorageOp {
 
 /** A storage whose writes become durable, all together, on commit. */
 export interface Transaction extends Storage {
-  commit(): Promise<void>;
+  /** Undefined when there was nothing to write (nothing to wait for). */
+  commit(): Promise<void> | undefined;
 }
 
 /** A storage that can apply several writes atomically: all of them or none. */
@@ -104,6 +114,18 @@ export async function getJSON<T>(storage: Storage, key: string): Promise<T | nul
   return raw === null ? null : (JSON.parse(fromUtf8(raw)) as T);
 }
 
+/** list, answered at once when the storage can (Storage.peekList). */
+export function listNow(storage: Storage, prefix: string): Maybe<string[]> {
+  return storage.peekList?.(prefix) ?? storage.list(prefix);
+}
+
+/** getJSON, answered at once when the storage can (Storage.peek). */
+export function getJSONNow<T>(storage: Storage, key: string): Maybe<T | null> {
+  const raw = storage.peek?.(key);
+  if (raw === undefined) return getJSON<T>(storage, key);
+  return raw === null ? null : (JSON.parse(fromUtf8(raw)) as T);
+}
+
 export async function putJSON(storage: Storage, key: string, value: unknown): Promise<void> {
   await storage.put(key, utf8(JSON.stringify(value)));
 }
@@ -129,6 +151,12 @@ export class PrefixedStorage implements Storage {
   get(key: string) {
     return this.inner.get(this.prefix + key);
   }
+  peek(key: string) {
+    return this.inner.peek?.(this.prefix + key);
+  }
+  peekList(prefix: string) {
+    return this.inner.peekList?.(this.prefix + prefix);
+  }
   put(key: string, value: Uint8Array) {
     return this.inner.put(this.prefix + key, value);
   }
@@ -149,6 +177,8 @@ export function prefixedTransaction(tx: Transaction, prefix: string): Transactio
   const view = new PrefixedStorage(tx, prefix);
   return {
     get: (k) => view.get(k),
+    peek: (k) => view.peek(k),
+    peekList: (p) => view.peekList(p),
     put: (k, v) => view.put(k, v),
     delete: (k) => view.delete(k),
     list: (p) => view.list(p),
@@ -163,6 +193,12 @@ export class MemoryStorage implements BatchStorage {
 
   async get(key: string) {
     return this.data.get(key) ?? null;
+  }
+  peek(key: string) {
+    return this.data.get(key) ?? null;
+  }
+  peekList(prefix: string) {
+    return childrenOf(this.data.keys(), prefix);
   }
   async put(key: string, value: Uint8Array) {
     assertKey(key);
@@ -204,6 +240,14 @@ export class StorageTransaction implements Transaction {
     if (this.pending.has(key)) return this.pending.get(key) ?? null;
     return await this.inner.get(key);
   }
+  peek(key: string) {
+    if (this.pending.has(key)) return this.pending.get(key) ?? null;
+    return this.inner.peek?.(key);
+  }
+  /** Only before anything is written (every read): merging the writes in is list's work. */
+  peekList(prefix: string) {
+    return this.pending.size === 0 ? this.inner.peekList?.(prefix) : undefined;
+  }
   async put(key: string, value: Uint8Array) {
     assertKey(key);
     this.pending.set(key, value.slice());
@@ -242,11 +286,11 @@ export class StorageTransaction implements Transaction {
     return [...keys].sort(compareKeys).slice(0, Math.max(0, limit));
   }
 
-  async commit(): Promise<void> {
-    if (this.pending.size === 0) return;
+  commit(): Promise<void> | undefined {
+    if (this.pending.size === 0) return undefined;
     const ops = [...this.pending].map(([key, value]) => ({ key, value }));
     this.pending.clear();
-    await this.inner.applyBatch(ops);
+    return this.inner.applyBatch(ops);
   }
 }
 

@@ -23,6 +23,8 @@ const HEADER_BYTES = 5;
 export interface KeyringSource {
   get(): Promise<Keyring>;
   refresh(): Promise<Keyring>;
+  /** The keyring when get() would answer it without asking anyone; null otherwise (absent: never). */
+  current?(): Keyring | null;
 }
 
 export class BarrierError extends Error {}
@@ -50,6 +52,17 @@ export class BarrierStorage implements BatchStorage {
     return plain;
   }
 
+  /**
+   * get's answer without a wait: an absent key, or a value opened before while the keys are still
+   * current (so a sealed barrier still refuses, by get). Undefined: ask get.
+   */
+  peek(key: string): Uint8Array | null | undefined {
+    const sealed = this.physical.get(key);
+    if (sealed === null) return null;
+    if (!this.keys.current?.()) return undefined;
+    return this.opened.lookup(key, sealed) ?? undefined;
+  }
+
   /** Forgets every decrypted value (the cluster sealed or its keys rotated). */
   forgetOpened(): void {
     this.opened.clear();
@@ -64,6 +77,11 @@ export class BarrierStorage implements BatchStorage {
   }
 
   async list(prefix: string): Promise<string[]> {
+    return this.physical.list(prefix);
+  }
+
+  /** Keys are not encrypted: a listing never waits. */
+  peekList(prefix: string): string[] {
     return this.physical.list(prefix);
   }
 

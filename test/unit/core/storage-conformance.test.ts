@@ -7,7 +7,7 @@ import { GroupedWrites } from '../../../src/core/barrier/grouped-writes';
 import { Keyring } from '../../../src/core/barrier/keyring';
 import { MemoryPhysical } from '../../../src/core/barrier/physical';
 import { utf8, fromUtf8 } from '../../../src/crypto/encoding';
-import { MemoryStorage, StorageTransaction, type Storage } from '../../../src/framework/storage';
+import { getJSONNow, MemoryStorage, prefixedTransaction, StorageTransaction, type Storage } from '../../../src/framework/storage';
 import { SqlPhysical } from '../../../durable-objects/sqlite-physical';
 
 const ring = Keyring.generate();
@@ -173,6 +173,38 @@ describe('StorageTransaction', () => {
     expect(await tx.scan('d/', '', 3)).toEqual(['d/25', 'd/3', 'd/4']);
     expect(await tx.scan('d/', 'd/4', 10)).toEqual(['d/5', 'd/9']);
     expect(await base.scan('d/', '', 10)).toEqual(['d/1', 'd/2', 'd/3', 'd/4', 'd/5']);
+  });
+
+  it('peek sees the transaction\'s own writes, then the storage below; commit with nothing written is not a promise', async () => {
+    const base = new MemoryStorage();
+    await base.put('v/a', utf8('stored'));
+    const tx = new StorageTransaction(base);
+    const view = prefixedTransaction(tx, 'v/');
+    expect(fromUtf8(view.peek!('a')!)).toBe('stored');
+    expect(view.peek!('b')).toBeNull();
+    expect(view.commit()).toBeUndefined();
+    await view.put('b', utf8('mine'));
+    await view.delete('a');
+    expect(fromUtf8(view.peek!('b')!)).toBe('mine');
+    expect(view.peek!('a')).toBeNull();
+    expect(() => getJSONNow(view, 'b')).toThrow(SyntaxError);
+    await view.put('j', utf8('{"x":1}'));
+    expect(getJSONNow(view, 'j')).toEqual({ x: 1 });
+    // Below a storage that cannot peek, there is nothing to answer at once.
+    const blind = new StorageTransaction({
+      get: (k) => base.get(k),
+      put: (k, v) => base.put(k, v),
+      delete: (k) => base.delete(k),
+      list: (p) => base.list(p),
+      scan: (p, a, l) => base.scan(p, a, l),
+      applyBatch: (ops) => base.applyBatch(ops),
+    });
+    expect(blind.peek('v/a')).toBeUndefined();
+    expect(getJSONNow(blind, 'v/j')).toBeInstanceOf(Promise);
+    const committed = view.commit();
+    expect(committed).toBeInstanceOf(Promise);
+    await committed;
+    expect(fromUtf8(base.peek('v/b')!)).toBe('mine');
   });
 
   it('a dropped transaction leaves the storage untouched', async () => {

@@ -126,6 +126,32 @@ describe('BarrierStorage', () => {
     expect(physical.get('a')).toBeNull();
   });
 
+  it('peek answers without waiting only what get would answer: absent keys, and values opened under current keys', async () => {
+    const physical = new MemoryPhysical();
+    const ring = Keyring.generate();
+    const state = { current: true as boolean };
+    const keys: KeyringSource = { get: async () => ring, refresh: async () => ring, current: () => (state.current ? ring : null) };
+    const barrier = new BarrierStorage(physical, keys);
+    expect(barrier.peek('a')).toBeNull();
+    await barrier.put('a', utf8('one'));
+    expect(fromUtf8(barrier.peek('a')!)).toBe('one');
+    // Keys no longer current (sealed, or not confirmed lately): get must ask, so peek does not answer.
+    state.current = false;
+    expect(barrier.peek('a')).toBeUndefined();
+    expect(barrier.peek('missing')).toBeNull();
+    state.current = true;
+    // Stored bytes that differ from the opened ones (another writer, a restore): never the old value.
+    const other = new BarrierStorage(physical, keys);
+    await other.put('a', utf8('two'));
+    expect(barrier.peek('a')).toBeUndefined();
+    expect(fromUtf8((await barrier.get('a'))!)).toBe('two');
+    expect(fromUtf8(barrier.peek('a')!)).toBe('two');
+    // A keyring source that cannot tell: always ask get.
+    const plain = new BarrierStorage(physical, { get: async () => ring, refresh: async () => ring });
+    await plain.get('a');
+    expect(plain.peek('a')).toBeUndefined();
+  });
+
   it('refuses unknown entry formats', async () => {
     const { physical, barrier } = setup();
     physical.apply([{ key: 'a', value: new Uint8Array([0, 0, 0, 1, 9, 1, 2, 3]) }]);
