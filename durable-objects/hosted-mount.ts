@@ -7,7 +7,7 @@ import type { AuditBroker } from '../src/core/audit/broker';
 import { LeaseManager } from '../src/core/leases/mount-leases';
 import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/table';
 import type { Mutex } from '../src/core/mutex';
-import { matchesSpecialPath, WAL_PREFIX, type Backend, type EntityView, type GrantedMount, type LogicalResponse, type WireOperation } from '../src/framework/backend';
+import { matchesSpecialPath, WAL_PREFIX, type AuthContext, type Backend, type EntityView, type GrantedMount, type LogicalResponse, type WireOperation } from '../src/framework/backend';
 import type { Maybe } from '../src/framework/steps';
 import { CofferError, invalidToken } from '../src/framework/errors';
 import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
@@ -200,20 +200,15 @@ export class HostedMount implements Host {
     return {
       transaction: () => prefixedTransaction((tx = site.storage.requestBarrier.transaction()), LOGICAL_PREFIX),
       hooks: {
-        beforeCommit: async (response) => {
+        beforeCommit: (response) => {
           // A write outside the mount's order could be lost to a concurrent one: refuse it loudly.
           if (readOnly && (tx!.dirty || response.secret)) {
             throw new Error(`${backend.type} ${wire.operation} of ${relPath} wrote to storage; its path belongs in writingReadPaths`);
           }
           if (leaseOnly && tx!.dirty) throw new Error(`${backend.type} ${wire.operation} of ${relPath} ran as lease-only but wrote to storage`);
-          if (response.login) await issueLogin(response, { context: mount, tokenType: this.entry.config.token_type }, wire.path, site.login);
-          if (!response.secret) return;
-          // The lease is written in the same transaction as whatever the handler wrote.
-          const lease = await this.leases.create(tx!, wire.path, response.secret, auth?.accessor ?? '', mount.mountConfig);
-          response.leaseId = lease.id;
-          response.lease = { ttl: Math.round((lease.expireTime - lease.issueTime) / 1000), renewable: lease.renewable };
-          delete response.secret;
-          await site.wakeAt(lease.expireTime);
+          // Nothing to record (every read): nothing to wait for.
+          if (!response.login && !response.secret) return undefined;
+          return this.#recordIssued(response, tx!, wire, auth);
         },
         wrap: site.wrap,
         wakeAt: backend.periodic ? (at) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined,
@@ -240,6 +235,20 @@ export class HostedMount implements Host {
       },
       after: () => (wake === null ? undefined : site.wakeAt(wake)),
     };
+  }
+
+  /** What a response issued, recorded in its request's transaction: the login's token, the secret's lease. */
+  async #recordIssued(response: LogicalResponse, tx: StorageTransaction, wire: WireRequest, auth: AuthContext | null): Promise<void> {
+    const { mount } = this;
+    const site = this.#site;
+    if (response.login) await issueLogin(response, { context: mount, tokenType: this.entry.config.token_type }, wire.path, site.login);
+    if (!response.secret) return;
+    // The lease is written in the same transaction as whatever the handler wrote.
+    const lease = await this.leases.create(tx, wire.path, response.secret, auth?.accessor ?? '', mount.mountConfig);
+    response.leaseId = lease.id;
+    response.lease = { ttl: Math.round((lease.expireTime - lease.issueTime) / 1000), renewable: lease.renewable };
+    delete response.secret;
+    await site.wakeAt(lease.expireTime);
   }
 
   /**

@@ -5,6 +5,7 @@ import type { RsaPairSource } from '../crypto/rsa-keygen';
 import type { FieldData, FieldSchemas } from './fields';
 import type { IdentityContext } from './identity-templates';
 import type { Storage } from './storage';
+import type { Maybe } from './steps';
 
 /** Logical operations. A POST/PUT arrives as 'write' and is resolved to create or update. */
 export type Operation = 'read' | 'list' | 'create' | 'update' | 'delete' | 'patch';
@@ -294,7 +295,8 @@ export interface WrapInfo {
   wrapped_accessor?: string;
 }
 
-export type Handler = (req: LogicalRequest, fields: FieldData) => Promise<LogicalResponse | null>;
+/** A path's operation. It may answer at once (no promise) when it has nothing to wait for. */
+export type Handler = (req: LogicalRequest, fields: FieldData) => Maybe<LogicalResponse | null>;
 
 export interface PathDef {
   /** Regular expression over the mount-relative path (anchored); named groups become fields. */

@@ -4,7 +4,8 @@
 import type { LogicalRequest, LogicalResponse, PathDef } from './backend';
 import { parseDurationSeconds } from './duration';
 import { badRequest, notFound } from './errors';
-import { getJSON, putJSON, type Storage } from './storage';
+import { andThen, type Maybe } from './steps';
+import { getJSONNow, listNow, putJSON, type Storage } from './storage';
 
 export interface PassthroughOptions {
   /** The storage a request reads and writes (cubbyhole narrows it to the caller's token). */
@@ -30,11 +31,15 @@ export function passthroughPaths(opts: PassthroughOptions): PathDef[] {
     if (forWrite && k.endsWith('/')) throw badRequest('cannot write to a path ending in "/"');
     return k;
   };
-  const read = async (req: LogicalRequest): Promise<LogicalResponse> => {
-    const k = key(req, false);
-    const data = k === '' || k.endsWith('/') ? null : await getJSON<Record<string, unknown>>(opts.storageFor(req), k);
+  const answer = (req: LogicalRequest, data: Record<string, unknown> | null): LogicalResponse => {
     if (!data) throw notFound();
     return opts.leaseHints ? { data, lease: { ttl: ttlHint(data, req.mountConfig.defaultLeaseTTL), renewable: false } } : { data };
+  };
+  // At once when the value is in memory (Storage.peek).
+  const read = (req: LogicalRequest): Maybe<LogicalResponse> => {
+    const k = key(req, false);
+    if (k === '' || k.endsWith('/')) return answer(req, null);
+    return andThen(getJSONNow<Record<string, unknown>>(opts.storageFor(req), k), (data) => answer(req, data));
   };
   const write = async (req: LogicalRequest): Promise<null> => {
     const k = key(req, true);
@@ -57,11 +62,12 @@ export function passthroughPaths(opts: PassthroughOptions): PathDef[] {
           if (k !== '' && !k.endsWith('/')) await opts.storageFor(req).delete(k);
           return null;
         },
-        list: async (req) => {
+        list: (req) => {
           const prefix = req.path === '' || req.path.endsWith('/') ? req.path : `${req.path}/`;
-          const keys = await opts.storageFor(req).list(prefix);
-          if (keys.length === 0) throw notFound();
-          return { data: { keys } };
+          return andThen(listNow(opts.storageFor(req), prefix), (keys) => {
+            if (keys.length === 0) throw notFound();
+            return { data: { keys } };
+          });
         },
       },
     },

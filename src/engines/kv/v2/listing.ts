@@ -6,7 +6,8 @@
 import type { LogicalRequest, LogicalResponse } from '../../../framework/backend';
 import { badRequest, notFound } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
-import { compareKeys, type Storage } from '../../../framework/storage';
+import { drive, andThen, settled, type Maybe, type Steps } from '../../../framework/steps';
+import { compareKeys, listNow, type Storage } from '../../../framework/storage';
 import { GONE, goneKey, META } from './layout';
 import { overdueGone } from './timers';
 
@@ -66,25 +67,33 @@ export async function recursiveNames(storage: Storage, folder: string, after: st
   return out;
 }
 
-async function childNames(storage: Storage, folder: string, opts: ListOptions, hidden: Hidden | null): Promise<string[]> {
-  let names = (await storage.list(META + folder)).sort(compareKeys);
-  if (opts.after !== '') names = names.filter((n) => compareKeys(n, opts.after) > 0);
-  if (hidden) {
+function childNames(storage: Storage, folder: string, opts: ListOptions, hidden: Hidden | null): Maybe<string[]> {
+  const chosen = (all: string[]): string[] => {
+    const names = all.sort(compareKeys);
+    return opts.after === '' ? names : names.filter((n) => compareKeys(n, opts.after) > 0);
+  };
+  const limited = (names: string[]) => (opts.limit === null ? names : names.slice(0, opts.limit));
+  // A plain listing of names in memory answers at once.
+  if (!hidden) return andThen(listNow(storage, META + folder), (all) => limited(chosen(all)));
+  return (async () => {
     const kept: string[] = [];
     // Folders stay: they are not secrets, and may hold live ones.
-    for (const n of names) if (n.endsWith('/') || !(await hidden(folder + n))) kept.push(n);
-    names = kept;
-  }
-  return opts.limit === null ? names : names.slice(0, opts.limit);
+    for (const n of chosen(await storage.list(META + folder))) if (n.endsWith('/') || !(await hidden(folder + n))) kept.push(n);
+    return limited(kept);
+  })();
 }
 
-export async function listMetadata(req: LogicalRequest, folderPath: string, opts: ListOptions): Promise<LogicalResponse> {
+/** The listing, as steps: at once for a plain listing whose folder is in memory. */
+export function listMetadata(req: LogicalRequest, folderPath: string, opts: ListOptions): Maybe<LogicalResponse> {
+  return drive(listSteps(req, folderPath, opts));
+}
+
+function* listSteps(req: LogicalRequest, folderPath: string, opts: ListOptions): Steps<LogicalResponse> {
   const folder = folderPath === '' || folderPath.endsWith('/') ? folderPath : `${folderPath}/`;
-  const now = Date.now();
-  const hidden = await hiddenTest(req.storage, folder, opts, now);
+  const hidden = opts.excludeDeleted ? yield* settled(hiddenTest(req.storage, folder, opts, Date.now())) : null;
   const keys = opts.recursive
-    ? await recursiveNames(req.storage, folder, opts.after, opts.limit ?? DEFAULT_LIST_LIMIT, hidden)
-    : await childNames(req.storage, folder, opts, hidden);
+    ? yield* settled(recursiveNames(req.storage, folder, opts.after, opts.limit ?? DEFAULT_LIST_LIMIT, hidden))
+    : yield* settled(childNames(req.storage, folder, opts, hidden));
   if (keys.length === 0) throw notFound();
   return { data: { keys } };
 }

@@ -3,7 +3,8 @@
 // is the alarm's job (timers.ts), which saveMeta asks for with the request's wakeAt.
 
 import { fromUtf8, utf8 } from '../../../crypto/encoding';
-import { getJSON, putJSON, type Storage } from '../../../framework/storage';
+import { andThen, type Maybe } from '../../../framework/steps';
+import { getJSON, getJSONNow, putJSON, type Storage } from '../../../framework/storage';
 import { CONFIG_KEY, dueKey, goneKey, isKeyPath, metaKey, versionKey } from './layout';
 import { currentGone, DEFAULT_CONFIG, type EngineConfig, type KeyMeta } from './model';
 
@@ -17,8 +18,9 @@ export async function writeConfig(storage: Storage, config: EngineConfig): Promi
   await putJSON(storage, CONFIG_KEY, config);
 }
 
-export async function readMeta(storage: Storage, path: string): Promise<KeyMeta | null> {
-  return isKeyPath(path) ? await getJSON<KeyMeta>(storage, metaKey(path)) : null;
+/** A secret's metadata; at once when it is in memory (Storage.peek). */
+export function readMeta(storage: Storage, path: string): Maybe<KeyMeta | null> {
+  return isKeyPath(path) ? getJSONNow<KeyMeta>(storage, metaKey(path)) : null;
 }
 
 export interface SaveOptions {
@@ -64,13 +66,17 @@ function inlineBytes(meta: KeyMeta): number {
   return total;
 }
 
-export async function readVersionData(storage: Storage, path: string, meta: KeyMeta, version: number): Promise<Record<string, unknown>> {
+/** A version's data; at once when it is in its record or in memory (Storage.peek). */
+export function readVersionData(storage: Storage, path: string, meta: KeyMeta, version: number): Maybe<Record<string, unknown>> {
   const inline = meta.inline?.[version];
   if (inline !== undefined) return JSON.parse(inline) as Record<string, unknown>;
-  const raw = await storage.get(versionKey(path, version));
-  // The metadata says the version is there: a missing value is a broken store, not a 404.
-  if (raw === null) throw new Error('could not find version data');
-  return JSON.parse(fromUtf8(raw)) as Record<string, unknown>;
+  const key = versionKey(path, version);
+  const peeked = storage.peek?.(key);
+  return andThen(peeked === undefined ? storage.get(key) : peeked, (raw) => {
+    // The metadata says the version is there: a missing value is a broken store, not a 404.
+    if (raw === null) throw new Error('could not find version data');
+    return JSON.parse(fromUtf8(raw)) as Record<string, unknown>;
+  });
 }
 
 /** Stores a version's data (JSON text): in the record when it fits, else in its own row. The caller saves the metadata. */

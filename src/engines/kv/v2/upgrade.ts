@@ -48,6 +48,11 @@ export class UpgradeGate {
    * Throws Vault's 400 while plain keys remain, and asks for the migration to run now: a retried
    * request keeps the upgrade moving even if its alarm was lost.
    */
+  /** Whether the mount is past its upgrade (check() would pass at once). */
+  passed(): boolean {
+    return this.done;
+  }
+
   async check(storage: Storage, wakeAt?: (at: number) => void): Promise<void> {
     if (this.done) return;
     if ((await plainKeys(storage, 1)).length > 0) {

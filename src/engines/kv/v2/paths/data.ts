@@ -3,7 +3,8 @@
 // request's single transaction, and the mount's object runs writes one at a time: a cas check
 // cannot be raced.
 
-import type { Handler, LogicalRequest, PathDef } from '../../../../framework/backend';
+import type { Handler, LogicalRequest, LogicalResponse, PathDef } from '../../../../framework/backend';
+import { drive, settled, type Steps } from '../../../../framework/steps';
 import { badRequest, notFound } from '../../../../framework/errors';
 import type { FieldData } from '../../../../framework/fields';
 import { PATH_FIELD, type Kv2Context } from '../context';
@@ -37,6 +38,19 @@ async function appendVersion(req: LogicalRequest, path: string, meta: KeyMeta, c
   return { data: versionMetadata(meta, version) };
 }
 
+/** A version's read, as steps: at once when its records are in memory. */
+function* readSteps(req: LogicalRequest, f: FieldData): Steps<LogicalResponse> {
+  const path = f.get<string>('path');
+  const meta = yield* settled(readMeta(req.storage, path));
+  if (!meta) throw notFound();
+  const version = requestedVersion(f, meta);
+  const v = meta.versions[version];
+  if (!v) throw notFound();
+  const metadata = versionMetadata(meta, version);
+  if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { data: null, metadata });
+  return { data: { data: yield* settled(readVersionData(req.storage, path, meta, version)), metadata } };
+}
+
 export function dataPath(ctx: Kv2Context): PathDef {
   const write: Handler = ctx.guard(async (req, f) => {
     const path = f.get<string>('path');
@@ -59,16 +73,7 @@ export function dataPath(ctx: Kv2Context): PathDef {
     },
     existenceCheck: async (req, f) => (await readMeta(req.storage, f.get<string>('path'))) !== null,
     operations: {
-      read: ctx.guard(async (req, f) => {
-        const meta = await readMeta(req.storage, f.get<string>('path'));
-        if (!meta) throw notFound();
-        const version = requestedVersion(f, meta);
-        const v = meta.versions[version];
-        if (!v) throw notFound();
-        const metadata = versionMetadata(meta, version);
-        if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { data: null, metadata });
-        return { data: { data: await readVersionData(req.storage, f.get<string>('path'), meta, version), metadata } };
-      }),
+      read: ctx.guard((req, f) => drive(readSteps(req, f))),
       create: write,
       update: write,
       patch: ctx.guard(async (req, f) => {

@@ -111,7 +111,7 @@ export function metadataPath(ctx: Kv2Context): PathDef {
         if (meta) await eraseKey(req.storage, path, meta);
         return null;
       }),
-      list: ctx.guard(async (req, f) => listMetadata(req, f.get<string>('path'), listOptions(f))),
+      list: ctx.guard((req, f) => listMetadata(req, f.get<string>('path'), listOptions(f))),
     },
   };
 }
