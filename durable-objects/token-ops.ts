@@ -86,7 +86,7 @@ export function shardTokenOps(site: TokenOpsSite): TokenOps {
   };
 
   return {
-    caller: async (req) => await site.caller(req),
+    caller: (req) => site.caller(req),
     mountConfig: () => site.mountConfig(),
     issue: async (partial, id, caller) => {
       const issued = partial.type === 'batch' ? await site.issueBatch(partial) : await createService(partial, id, caller);

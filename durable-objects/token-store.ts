@@ -74,7 +74,7 @@ export class TokenStoreObject extends ReplicatedObject<Env> implements TokenStor
         revokeTokenLeases: (accessor) => this.#revokeTokenLeases(accessor),
         wakeAt: (at) => this.#wakeAt(at),
         leaseMs: intVar(env.TOKEN_LEASE_MS, 60_000),
-        active: (entry, now) => activity.note(entry, now),
+        active: async (entry, now) => await activity.note(entry, now),
       },
       storage.requestBarrier,
     ));

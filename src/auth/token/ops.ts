@@ -3,6 +3,7 @@
 import type { TokenRole } from '../../core/tokens/roles';
 import type { TokenEntry } from '../../core/tokens/entry';
 import type { LogicalRequest } from '../../framework/backend';
+import type { Maybe } from '../../framework/steps';
 
 export interface TokenMountConfig {
   defaultLeaseTTL: number;
@@ -24,8 +25,8 @@ export interface Caller {
 }
 
 export interface TokenOps {
-  /** The token that made the request (validated already), with its entry. */
-  caller(req: LogicalRequest): Promise<Caller | null>;
+  /** The token that made the request (validated already), with its entry; at once where it is known. */
+  caller(req: LogicalRequest): Maybe<Caller | null>;
   mountConfig(): Promise<TokenMountConfig>;
   /**
    * Stores a new token (service: on its shard, linked under its parent; batch: encoded) and

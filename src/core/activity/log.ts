@@ -52,10 +52,14 @@ export class ActivityLog {
 
   constructor(private readonly storage: Storage) {}
 
-  /** Records the client behind a token for the month of `now` (once). */
-  async note(entry: TokenEntry, now = Date.now()): Promise<void> {
+  /** Records the client behind a token for the month of `now` (once); undefined: recorded already. */
+  note(entry: TokenEntry, now = Date.now()): Promise<void> | undefined {
     const month = cachedMonth(now);
-    if (entry.accessor && this.seen.get(entry.accessor) === month) return;
+    if (entry.accessor && this.seen.get(entry.accessor) === month) return undefined;
+    return this.#record(entry, month);
+  }
+
+  async #record(entry: TokenEntry, month: string): Promise<void> {
     const { clientId, kind } = await clientOf(entry);
     const key = `${PREFIX}${month}/${clientId}`;
     if (this.prunedFor !== month) await this.prune(month);

@@ -9,6 +9,7 @@
 import { toHex, utf8 } from '../../crypto/encoding';
 import { hmacSha256 } from '../../crypto/hmac';
 import { randomBytes } from '../../crypto/random';
+import type { Maybe } from '../../framework/steps';
 import { getJSON, putJSON, type BatchStorage, type Storage, type StorageOp } from '../../framework/storage';
 import { RESPONSE_WRAPPING_POLICY_NAME, newAccessorFor, rootTokenEntry, type TokenEntry } from './entry';
 
@@ -25,6 +26,9 @@ const expiryKey = (ms: number, hash: string) => `${EXPIRY}${String(ms).padStart(
 const expiryOf = (key: string): { ms: number; hash: string } => ({ ms: Number(key.slice(EXPIRY.length, EXPIRY.length + 13)), hash: key.slice(EXPIRY.length + 14) });
 
 const childKey = (parentAccessor: string, childAccessor: string) => `children/${parentAccessor}/${childAccessor}`;
+
+/** The stored token unless it has expired by `now`. */
+const live = (stored: StoredToken, now: number): StoredToken | null => (stored.entry.expireTime !== null && stored.entry.expireTime <= now ? null : stored);
 
 /** A wrapped response and how it was made (Vault keeps these in the wrapping token's cubbyhole). */
 export interface WrappedResponse {
@@ -215,19 +219,25 @@ export class TokenStore {
 
   /** The live entry for a token, or null when unknown or expired. */
   async lookup(token: string, now = Date.now()): Promise<StoredToken | null> {
-    let stored = this.cache.get(token) ?? null;
-    if (!stored) {
-      const removals = this.removals;
-      const hash = await this.hash(token);
-      if (!hash) return null;
-      const entry = await getJSON<TokenEntry>(this.storage, `${TOKENS_PREFIX}${hash}`);
-      if (!entry) return null;
-      stored = { hash, entry };
-      // A token removed while this read was under way would otherwise stay usable from memory.
-      if (this.removals === removals) this.remember(token, stored);
-    }
-    if (stored.entry.expireTime !== null && stored.entry.expireTime <= now) return null;
-    return stored;
+    return await this.lookupNow(token, now);
+  }
+
+  /** lookup, answered at once (no promise) for a token in memory: a busy token's every request. */
+  lookupNow(token: string, now = Date.now()): Maybe<StoredToken | null> {
+    const stored = this.cache.get(token);
+    return stored ? live(stored, now) : this.#read(token, now);
+  }
+
+  async #read(token: string, now: number): Promise<StoredToken | null> {
+    const removals = this.removals;
+    const hash = await this.hash(token);
+    if (!hash) return null;
+    const entry = await getJSON<TokenEntry>(this.storage, `${TOKENS_PREFIX}${hash}`);
+    if (!entry) return null;
+    const stored = { hash, entry };
+    // A token removed while this read was under way would otherwise stay usable from memory.
+    if (this.removals === removals) this.remember(token, stored);
+    return live(stored, now);
   }
 
   /** A token by accessor, expired or not (revocation must find expired ones too). */

@@ -1,6 +1,7 @@
 // auth/token/lookup, lookup-self and lookup-accessor.
 import { tokenLookupData, type TokenEntry } from '../../../core/tokens/entry';
-import type { PathDef } from '../../../framework/backend';
+import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
+import { andThen, type Maybe } from '../../../framework/steps';
 import { CofferError, permissionDenied } from '../../../framework/errors';
 import type { TokenOps } from '../ops';
 
@@ -8,26 +9,22 @@ const badToken = () => new CofferError(403, ['bad token']);
 
 export function lookupPaths(ops: TokenOps): PathDef[] {
   /** Vault adds the entity's policies (entity and groups) when it has any. */
-  const withIdentity = async (entry: TokenEntry, data: Record<string, unknown>) => {
-    const policies = entry.entityId ? await ops.identityPolicies(entry.entityId) : [];
-    return policies.length > 0 ? { ...data, identity_policies: policies } : data;
+  const withIdentity = (entry: TokenEntry, data: Record<string, unknown>): Maybe<Record<string, unknown>> => {
+    // No entity (root, most service tokens): nothing to ask the identity store, nothing to wait for.
+    if (!entry.entityId) return data;
+    return ops.identityPolicies(entry.entityId).then((policies) => (policies.length > 0 ? { ...data, identity_policies: policies } : data));
   };
+  /** lookup-self: at once for a caller known in memory with no entity. */
+  const self = (req: LogicalRequest): Maybe<LogicalResponse> =>
+    andThen(ops.caller(req), (caller) => {
+      if (!caller) throw permissionDenied();
+      return andThen(withIdentity(caller.entry, tokenLookupData(caller.entry, caller.token)), (data) => ({ data }));
+    });
   return [
     {
       pattern: 'lookup-self',
       summary: 'Information about the calling token.',
-      operations: {
-        read: async (req) => {
-          const caller = await ops.caller(req);
-          if (!caller) throw permissionDenied();
-          return { data: await withIdentity(caller.entry, tokenLookupData(caller.entry, caller.token)) };
-        },
-        update: async (req) => {
-          const caller = await ops.caller(req);
-          if (!caller) throw permissionDenied();
-          return { data: await withIdentity(caller.entry, tokenLookupData(caller.entry, caller.token)) };
-        },
-      },
+      operations: { read: self, update: self },
     },
     {
       pattern: 'lookup',

@@ -121,6 +121,26 @@ describe('TokenStore writes', () => {
     expect(await store.lookup('hvs.gone')).toBeNull();
   });
 
+  it('answers a lookup of a token in memory at once (expired: null), and reads one it does not hold', async () => {
+    const storage = new CountingStorage();
+    const store = new TokenStore(storage, 4);
+    const now = Date.now();
+    const { entry: known } = await store.put('hvs.known', entry(store, 'hvs.known', now + 60_000));
+    const atOnce = store.lookupNow('hvs.known', now);
+    expect(atOnce).not.toBeInstanceOf(Promise);
+    expect((atOnce as { entry: { expireTime: number } }).entry.expireTime).toBe(now + 60_000);
+    expect(store.lookupNow('hvs.known', now + 60_000)).toBeNull();
+    const read = store.lookupNow('hvs.unknown', now);
+    expect(read).toBeInstanceOf(Promise);
+    expect(await read).toBeNull();
+    // A fresh store over the same storage reads the token, then holds it.
+    const again = new TokenStore(storage, 4);
+    const first = again.lookupNow('hvs.known', now);
+    expect(first).toBeInstanceOf(Promise);
+    expect((await first)?.entry.accessor).toBe(known.accessor);
+    expect(again.lookupNow('hvs.known', now)).not.toBeInstanceOf(Promise);
+  });
+
   it('looks a token of a chosen ID up before storing it', async () => {
     const storage = new CountingStorage();
     const store = new TokenStore(storage, 4);
