@@ -38,8 +38,13 @@ let routesReadAt = 0;
  * that made it; under load the fuzz suite saw such waits hang and fail with "Cannot perform I/O
  * on behalf of a different request"). The routes read is cheap: the object keeps them in memory.
  */
-async function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
+function routes(env: Env, refresh = false): RouteEntry[] | Promise<RouteEntry[]> {
+  // Cached: no promise, so the request goes on without an event-loop turn.
   if (!refresh && cachedRoutes) return cachedRoutes;
+  return readRoutes(env);
+}
+
+async function readRoutes(env: Env): Promise<RouteEntry[]> {
   const fresh = await systemStub(env).routes();
   if (!fresh) throw sealedError();
   // A DR secondary serves nothing outside sys/ (nothing is cached: each request asks again).
@@ -52,8 +57,12 @@ async function routes(env: Env, refresh = false): Promise<RouteEntry[]> {
   return fresh;
 }
 
+/** The request limits of this isolate's env (its vars do not change while it lives). */
+let limitsFor: { env: Env; limits: RequestLimits } | null = null;
+
 function limits(env: Env): RequestLimits {
-  return {
+  if (limitsFor?.env === env) return limitsFor.limits;
+  const read: RequestLimits = {
     maxRequestSize: intVar(env.MAX_REQUEST_SIZE, 32 * 1024 * 1024),
     // Vault's listener default http_read_timeout.
     readTimeoutMs: intVar(env.REQUEST_READ_TIMEOUT_MS, 30_000),
@@ -64,6 +73,8 @@ function limits(env: Env): RequestLimits {
       maxStringLength: intVar(env.MAX_JSON_STRING_LENGTH, DEFAULT_JSON_LIMITS.maxStringLength),
     },
   };
+  limitsFor = { env, limits: read };
+  return read;
 }
 
 const shardOf = (env: Env, token: string) => tokenShardStub(env, shardFor(token, tokenShardCount(env)));
@@ -144,7 +155,8 @@ async function handleSys(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Prom
 async function handleTokenMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Promise<Response> {
   ctx.mountType = 'token';
   // The route table is what knows a DR secondary (whose shards hold the primary's tokens).
-  await routes(env);
+  const table = routes(env);
+  if (table instanceof Promise) await table;
   const shard = p.token ? shardOf(env, p.token) : tokenShardStub(env, 0);
   return resultToHttp(await shard.handle(p.token, TOKEN_MOUNT, wireRequest(ctx.requestId, p, null)), ctx);
 }
@@ -199,7 +211,8 @@ async function handleMount(env: Env, p: ParsedRequest, ctx: EnvelopeContext): Pr
   // What this isolate computed first, answered if the object takes the outcome (grants.ts, answerFirst).
   let computed: LogicalResponse | undefined;
   for (let round = 0; round <= MAX_PREPARE_ROUNDS; ) {
-    const route = findRoute(await routes(env, refreshed), p.path) ?? (await missingRoute(env, p, ctx));
+    const table = routes(env, refreshed);
+    const route = findRoute(table instanceof Promise ? await table : table, p.path) ?? (await missingRoute(env, p, ctx));
     if (route instanceof Response) return route;
     if (p.emptySegmentAt >= 0) refuseEmptySegments(p.emptySegmentAt, opaqueTailAt(route, p));
     ctx.mountType = route.type;
@@ -245,7 +258,8 @@ export async function handleV1(request: Request, env: Env): Promise<Response> {
   try {
     const url = new URL(request.url);
     if (!url.pathname.startsWith('/v1/')) return errorResponse(404, []);
-    const p = await parseRequest(request, url, limits(env));
+    const parsed = parseRequest(request, url, limits(env));
+    const p = parsed instanceof Promise ? await parsed : parsed;
     // Reading request.cf costs every request it is read on (measured: ~15% of a KV read's CPU):
     // only sys/host-info uses it.
     if (p.path === 'sys/host-info' && typeof request.cf?.colo === 'string') p.colo = request.cf.colo;

@@ -47,6 +47,7 @@ function parseBool(v: string): boolean | null {
 }
 
 const decoder = new TextDecoder();
+const EMPTY_BODY = new Uint8Array(0);
 
 const tooLarge = (max: number): CofferError =>
   new CofferError(413, ['error parsing JSON', `request body exceeds the ${max}-byte limit`]);
@@ -126,7 +127,11 @@ export function requestToken(headers: Headers): string {
   return '';
 }
 
-export async function parseRequest(req: Request, url: URL, limits: RequestLimits): Promise<ParsedRequest> {
+/**
+ * The logical request; at once (no promise) when there is no body to read, so a GET goes on
+ * without an event-loop turn.
+ */
+export function parseRequest(req: Request, url: URL, limits: RequestLimits): ParsedRequest | Promise<ParsedRequest> {
   const method = req.method.toUpperCase();
   const { path, emptyAt } = decodePath(url.pathname.slice('/v1/'.length));
 
@@ -166,12 +171,26 @@ export async function parseRequest(req: Request, url: URL, limits: RequestLimits
     throw new CofferError(415, [`PATCH requires Content-Type of application/merge-patch+json, provided ${contentType}`]);
   }
 
-  // Query parameters are data for reads, lists and deletes; a body is accepted on any method
-  // (hvac sends JSON bodies with GETs) and merged under the query parameters.
-  const bytes = await readBody(req, limits.maxRequestSize, limits.readTimeoutMs);
+  // A body is accepted on any method (hvac sends JSON bodies with GETs).
+  const head: RequestHead = { method, path, emptyAt, operation, contentType };
+  if (!req.body) return withBody(req, url, limits, head, EMPTY_BODY);
+  return readBody(req, limits.maxRequestSize, limits.readTimeoutMs).then((bytes) => withBody(req, url, limits, head, bytes));
+}
+
+/** What parseRequest learnt before the body. */
+interface RequestHead {
+  method: string;
+  path: string;
+  emptyAt: number;
+  operation: WireOperation;
+  contentType: string;
+}
+
+function withBody(req: Request, url: URL, limits: RequestLimits, { method, path, emptyAt, operation, contentType }: RequestHead, bytes: Uint8Array): ParsedRequest {
+  // Query parameters are data for reads, lists and deletes, merged over the body's.
   const rawType = RAW_BODY_TYPES.some((t) => contentType.toLowerCase().startsWith(t));
-  const data: Record<string, unknown> = rawType ? {} : bodyData(decoder.decode(bytes), contentType, limits);
-  if (operation === 'read' || operation === 'list' || operation === 'delete' || operation === 'help') {
+  const data: Record<string, unknown> = rawType || bytes.length === 0 ? {} : bodyData(decoder.decode(bytes), contentType, limits);
+  if (url.search !== '' && (operation === 'read' || operation === 'list' || operation === 'delete' || operation === 'help')) {
     for (const key of new Set(url.searchParams.keys())) {
       if (key === 'help' || key === 'list') continue;
       const values = url.searchParams.getAll(key);
