@@ -173,18 +173,21 @@ export class PrefixedStorage implements Storage {
 }
 
 /** A transaction seen through a key prefix; committing commits the underlying transaction. */
+class PrefixedTransaction extends PrefixedStorage implements Transaction {
+  constructor(
+    private readonly tx: Transaction,
+    prefix: string,
+  ) {
+    super(tx, prefix);
+  }
+  commit() {
+    return this.tx.commit();
+  }
+}
+
+/** `tx` seen through `prefix` (a class, not an object of arrows: one is made for every request). */
 export function prefixedTransaction(tx: Transaction, prefix: string): Transaction {
-  const view = new PrefixedStorage(tx, prefix);
-  return {
-    get: (k) => view.get(k),
-    peek: (k) => view.peek(k),
-    peekList: (p) => view.peekList(p),
-    put: (k, v) => view.put(k, v),
-    delete: (k) => view.delete(k),
-    list: (p) => view.list(p),
-    scan: (p, a, l) => view.scan(p, a, l),
-    commit: () => tx.commit(),
-  };
+  return new PrefixedTransaction(tx, prefix);
 }
 
 /** Plain in-memory storage, for unit tests of engines and the framework. */
