@@ -15,7 +15,7 @@ import { eraseVersionData, readMeta, readVersionData, saveMeta, writeVersionData
 import { versionMetadata } from '../views';
 
 /** ?version=N: 0 or absent means the current version. */
-export function requestedVersion(f: FieldData, meta: KeyMeta): number {
+function requestedVersion(f: FieldData, meta: KeyMeta): number {
   const v = f.get<number>('version');
   if (v < 0) throw badRequest('version must be zero (the current version) or a positive version number');
   return v > 0 ? v : meta.current;
@@ -38,16 +38,21 @@ async function appendVersion(req: LogicalRequest, path: string, meta: KeyMeta, c
   return { data: versionMetadata(meta, version) };
 }
 
-/** A version's read, as steps: at once when its records are in memory. */
-function* readSteps(req: LogicalRequest, f: FieldData): Steps<LogicalResponse> {
-  const path = f.get<string>('path');
+/** The version a read of `path` names (404 when there is none), its metadata, and whether it can be read (not deleted or destroyed). */
+export function* versionToRead(req: LogicalRequest, f: FieldData, path: string): Steps<{ meta: KeyMeta; version: number; metadata: Record<string, unknown>; live: boolean }> {
   const meta = yield* settled(readMeta(req.storage, path));
   if (!meta) throw notFound();
   const version = requestedVersion(f, meta);
   const v = meta.versions[version];
   if (!v) throw notFound();
-  const metadata = versionMetadata(meta, version);
-  if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { data: null, metadata });
+  return { meta, version, metadata: versionMetadata(meta, version), live: isLive(v, Date.now()) };
+}
+
+/** A version's read, as steps: at once when its records are in memory. */
+function* readSteps(req: LogicalRequest, f: FieldData): Steps<LogicalResponse> {
+  const path = f.get<string>('path');
+  const { meta, version, metadata, live } = yield* versionToRead(req, f, path);
+  if (!live) return rawEnvelope(req, 404, { data: null, metadata });
   return { data: { data: yield* settled(readVersionData(req.storage, path, meta, version)), metadata } };
 }
 

@@ -2,14 +2,13 @@
 // unlimited; at depth N, maps N levels down become leaves too (null), so no value can leak.
 
 import type { PathDef } from '../../../../framework/backend';
-import { badRequest, notFound } from '../../../../framework/errors';
+import { badRequest } from '../../../../framework/errors';
 import { isExactNumber } from '../../../../framework/json-numbers';
+import { drive } from '../../../../framework/steps';
 import { PATH_FIELD, type Kv2Context } from '../context';
-import { requestedVersion } from './data';
-import { isLive } from '../model';
+import { versionToRead } from './data';
 import { rawEnvelope } from '../raw';
-import { readMeta, readVersionData } from '../store';
-import { versionMetadata } from '../views';
+import { readVersionData } from '../store';
 
 /** A JSON object (a number kept exact is a leaf, though held in an object). */
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !isExactNumber(v);
@@ -38,13 +37,8 @@ export function subkeysPath(ctx: Kv2Context): PathDef {
         const depth = f.get<number>('depth');
         if (depth < 0) throw badRequest('depth must be zero (no limit) or a positive number');
         const path = f.get<string>('path');
-        const meta = await readMeta(req.storage, path);
-        if (!meta) throw notFound();
-        const version = requestedVersion(f, meta);
-        const v = meta.versions[version];
-        if (!v) throw notFound();
-        const metadata = versionMetadata(meta, version);
-        if (!isLive(v, Date.now())) return rawEnvelope(req, 404, { subkeys: null, metadata });
+        const { meta, version, metadata, live } = await drive(versionToRead(req, f, path));
+        if (!live) return rawEnvelope(req, 404, { subkeys: null, metadata });
         return { data: { subkeys: subkeys(await readVersionData(req.storage, path, meta, version), depth), metadata } };
       }),
     },
