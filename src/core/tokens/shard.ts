@@ -8,7 +8,8 @@
 import type { RenewLimits } from '../../framework/backend';
 import { getJSON, putJSON, type Storage } from '../../framework/storage';
 import { badRequest } from '../../framework/errors';
-import { utf8 } from '../../crypto/encoding';
+import { fromUtf8, utf8 } from '../../crypto/encoding';
+import { randomHex } from '../../crypto/random';
 import { Mutex } from '../mutex';
 import { DEFAULT_LEASE_MS, type LeaseReply } from './leases';
 import { renewTTL } from './rules';
@@ -17,10 +18,27 @@ import { authContextFor, isWrappingEntry, shardFor, wrappingTokenEntry, type Tok
 
 const HOLDERS = 'holders/';
 const REVOKING = 'revoking/';
-/** Present while some gone token's holders may not have been told (see sweepHolders). */
+/**
+ * Present while some gone token's holders may not have been told (see sweepHolders). Its value
+ * is drawn anew each time it is raised, so a pass clears only the raise it began after.
+ */
 const SWEEP_KEY = 'sweeps/holders';
 /** Present once this shard has swept after the sweep stopped running on every tick. */
 const SWEPT_ONCE_KEY = 'sweeps/holders-once';
+/** A sweep under way (SweepPass): present between its pages. */
+const SWEEP_PASS_KEY = 'sweeps/holders-pass';
+/** Holder records a sweep looks at per tick: a step's work stays bounded however many tokens have holders. */
+export const SWEEP_PAGE = 500;
+
+/** Where a sweep over the holder records stands between ticks. */
+interface SweepPass {
+  /** The last holder record looked at ("": none yet). */
+  after: string;
+  /** SWEEP_KEY's value when the pass began (null: not raised). */
+  flag: string | null;
+  /** Some holder could not be told. */
+  failed: boolean;
+}
 
 interface HolderRecord {
   until: number;
@@ -350,7 +368,7 @@ export class TokenShard {
     await this.tokens.remove(stored);
     if (!(await this.invalidateHolders(entry.accessor))) {
       // No marker to resume from (that would revoke the children): the sweep tells them later.
-      await this.storage.put(SWEEP_KEY, new Uint8Array(0));
+      await this.raiseSweepFlag();
       await this.ports.wakeAt(Date.now() + 5_000);
     }
     for (const child of await this.tokens.children(entry.accessor)) {
@@ -395,35 +413,55 @@ export class TokenShard {
   async tick(now = Date.now(), sweep = false): Promise<number | null> {
     await this.expire(await this.tokens.expired(now));
     for (const accessor of await this.storage.list(REVOKING)) await this.revokeAccessor(accessor);
-    const flagged = (await this.storage.get(SWEEP_KEY)) !== null;
+    const pass = await getJSON<SweepPass>(this.storage, SWEEP_PASS_KEY);
+    const flag = await this.storage.get(SWEEP_KEY);
     if (!this.swept) this.swept = (await this.storage.get(SWEPT_ONCE_KEY)) !== null;
-    if (sweep || flagged || !this.swept) await this.sweepHolders(now, flagged);
+    if (pass || sweep || flag !== null || !this.swept) await this.sweepHolders(now, pass ?? { after: '', flag: flag === null ? null : fromUtf8(flag), failed: false });
     return this.tokens.nextExpiry();
+  }
+
+  private async raiseSweepFlag(): Promise<void> {
+    await this.storage.put(SWEEP_KEY, utf8(randomHex(8)));
   }
 
   /**
    * Tells the holders of gone tokens to forget them, and drops their records. Revocations tell
    * holders themselves (or keep a marker until they have), and a grant that raced one takes its
    * record back, so this is a safety net: run once per shard (for what older versions left),
-   * after revoke-orphan could not tell a holder (SWEEP_KEY), and by auth/token/tidy. It reads the entry of every token
-   * that has holders, and it used to run on every tick: with 3,000 used tokens standing, the
-   * expiry of 1,000 others (an alarm each) cost 17 s of CPU against 1.2 s without them.
+   * after revoke-orphan could not tell a holder (SWEEP_KEY), and by auth/token/tidy. It reads the
+   * entry of every token that has holders, so it goes SWEEP_PAGE holder records per tick (the pass
+   * is stored between them, and the alarm asked for at once): one step's work stays bounded. It
+   * used to run whole on every tick: with 3,000 used tokens standing, the expiry of 1,000 others
+   * (an alarm each) cost 17 s of CPU against 1.2 s without them.
    */
-  private async sweepHolders(now: number, flagged: boolean): Promise<void> {
-    let told = true;
-    for (const dir of await this.storage.list(HOLDERS)) {
-      const accessor = dir.replace(/\/$/, '');
+  private async sweepHolders(now: number, pass: SweepPass): Promise<void> {
+    const page = await this.storage.scan(HOLDERS, pass.after, SWEEP_PAGE);
+    let failed = pass.failed;
+    let previous = '';
+    for (const key of page) {
+      const accessor = key.slice(HOLDERS.length, key.indexOf('/', HOLDERS.length));
+      if (accessor === previous) continue; // the next holder of the same token
+      previous = accessor;
       // Holders of live tokens hold current leases; holders of gone ones still need telling.
-      if (!(await this.tokens.byAccessor(accessor))) told = (await this.invalidateHolders(accessor, now)) && told;
+      if (!(await this.tokens.byAccessor(accessor))) failed = !(await this.invalidateHolders(accessor, now)) || failed;
     }
+    if (page.length === SWEEP_PAGE) {
+      await putJSON(this.storage, SWEEP_PASS_KEY, { ...pass, after: page[page.length - 1], failed } satisfies SweepPass);
+      await this.ports.wakeAt(now);
+      return;
+    }
+    if (pass.after !== '') await this.storage.delete(SWEEP_PASS_KEY);
     if (!this.swept) {
       await this.storage.put(SWEPT_ONCE_KEY, new Uint8Array(0)); // a failed notice is flagged below
       this.swept = true;
     }
-    if (told && flagged) await this.storage.delete(SWEEP_KEY);
-    else if (!told) {
-      if (!flagged) await this.storage.put(SWEEP_KEY, new Uint8Array(0));
+    const flag = await this.storage.get(SWEEP_KEY);
+    if (failed) {
+      if (flag === null) await this.raiseSweepFlag();
       await this.ports.wakeAt(now + 5_000);
+    } else if (flag !== null && fromUtf8(flag) === pass.flag) {
+      // Raised before this pass began, and the pass told everyone: done. A flag raised since stays.
+      await this.storage.delete(SWEEP_KEY);
     }
   }
 }

@@ -5,7 +5,7 @@
 // per shard, when flagged, and for tidy; not on every tick.
 import { describe, expect, it } from 'vitest';
 import { newServiceTokenFor, rootTokenEntry, type TokenEntry } from '../../../../src/core/tokens/entry';
-import { TokenShard } from '../../../../src/core/tokens/shard';
+import { SWEEP_PAGE, TokenShard } from '../../../../src/core/tokens/shard';
 import { MemoryStorage, type StorageOp } from '../../../../src/framework/storage';
 
 const SHARDS = 2;
@@ -250,6 +250,57 @@ describe('holders of gone tokens', () => {
     expect(notified).toEqual([`mount:down ${t.entry.accessor}`]);
     expect(await storage.get('sweeps/holders')).toBeNull();
     expect(rows(storage, t.entry.accessor)).toEqual([]);
+  });
+
+  it('sweeps a page of holder records per tick, the pass kept between ticks, and finishes it', async () => {
+    const { shard, storage, notified, wakes } = site();
+    const root = await shard.tokens.createRoot(newServiceTokenFor(0, SHARDS));
+    const gone: string[] = [];
+    for (let i = 0; i < SWEEP_PAGE + 20; i++) {
+      const t = await used(shard, root, 'mount:m1');
+      await lostNotice(shard, t.token);
+      gone.push(t.entry.accessor);
+    }
+    const now = Date.now();
+    storage.gets = [];
+    await shard.tick(now); // the shard's first tick: a pass begins
+    expect(storage.gets.filter((k) => k.startsWith('accessors/')).length).toBe(SWEEP_PAGE);
+    expect(notified).toHaveLength(SWEEP_PAGE);
+    expect(await storage.get('sweeps/holders-pass')).not.toBeNull();
+    expect(await storage.get('sweeps/holders-once')).toBeNull();
+    expect(wakes).toContain(now);
+    // A new instance over the same storage (the object restarted) goes on where the pass stopped.
+    const restarted: TokenShard = new TokenShard(storage, { shard: 0, shards: SHARDS, peer: () => restarted, notifyHolder: async (holder, accessor) => void notified.push(`${holder} ${accessor}`), revokeTokenLeases: async () => {}, wakeAt: async () => {} });
+    await restarted.tick(now + 1);
+    expect(notified).toHaveLength(gone.length);
+    expect(new Set(notified)).toEqual(new Set(gone.map((a) => `mount:m1 ${a}`)));
+    expect([...storage.data.keys()].filter((k) => k.startsWith('holders/') || k === 'sweeps/holders-pass')).toEqual([]);
+    expect(await storage.get('sweeps/holders-once')).not.toBeNull();
+    storage.gets = [];
+    await restarted.tick(now + 2);
+    expect(storage.gets.filter((k) => k.startsWith('accessors/'))).toEqual([]);
+  });
+
+  it('keeps a flag raised while a pass is under way, and a later pass tells that holder', async () => {
+    const { shard, storage, notified, unreachable } = site();
+    const root = await shard.tokens.createRoot(newServiceTokenFor(0, SHARDS));
+    for (let i = 0; i < SWEEP_PAGE + 5; i++) await used(shard, root, 'mount:m1');
+    await shard.tick(); // the first page of the shard's first pass: every token stands
+    const { after } = JSON.parse(new TextDecoder().decode((await storage.get('sweeps/holders-pass'))!)) as { after: string };
+    // A token whose holder record the pass has gone by already: only a later pass can meet it.
+    let orphan = await used(shard, root, 'mount:down');
+    for (let i = 0; i < 100 && `holders/${orphan.entry.accessor}/` > after; i++) orphan = await used(shard, root, 'mount:down');
+    expect(`holders/${orphan.entry.accessor}/` < after).toBe(true);
+    unreachable.add('mount:down');
+    expect(await shard.revokeOrphan(orphan.token)).toBe(true);
+    unreachable.clear();
+    await shard.tick(); // the pass ends without meeting the record: the flag, raised after it began, stays
+    expect(await storage.get('sweeps/holders-pass')).toBeNull();
+    expect(await storage.get('sweeps/holders')).not.toBeNull();
+    for (let i = 0; i < 3 && (await storage.get('sweeps/holders')) !== null; i++) await shard.tick();
+    expect(notified).toContain(`mount:down ${orphan.entry.accessor}`);
+    expect(await storage.get('sweeps/holders')).toBeNull();
+    expect(rows(storage, orphan.entry.accessor)).toEqual([]);
   });
 
   it('refuses a grant that raced the revocation of its token, and leaves no holder record', async () => {
