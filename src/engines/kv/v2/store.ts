@@ -2,7 +2,7 @@
 // the metadata it writes, so they are never out of date at the moment of writing; time passing
 // is the alarm's job (timers.ts), which saveMeta asks for with the request's wakeAt.
 
-import { fromUtf8, utf8 } from '../../../crypto/encoding';
+import { utf8 } from '../../../crypto/encoding';
 import { andThen, type Maybe } from '../../../framework/steps';
 import { getJSON, getJSONNow, putJSON, type Storage } from '../../../framework/storage';
 import { CONFIG_KEY, dueKey, goneKey, isKeyPath, metaKey, versionKey } from './layout';
@@ -70,12 +70,10 @@ function inlineBytes(meta: KeyMeta): number {
 export function readVersionData(storage: Storage, path: string, meta: KeyMeta, version: number): Maybe<Record<string, unknown>> {
   const inline = meta.inline?.[version];
   if (inline !== undefined) return JSON.parse(inline) as Record<string, unknown>;
-  const key = versionKey(path, version);
-  const peeked = storage.peek?.(key);
-  return andThen(peeked === undefined ? storage.get(key) : peeked, (raw) => {
+  return andThen(getJSONNow<Record<string, unknown>>(storage, versionKey(path, version)), (data) => {
     // The metadata says the version is there: a missing value is a broken store, not a 404.
-    if (raw === null) throw new Error('could not find version data');
-    return JSON.parse(fromUtf8(raw)) as Record<string, unknown>;
+    if (data === null) throw new Error('could not find version data');
+    return data;
   });
 }
 
