@@ -340,6 +340,48 @@ describe('SqlPhysical', () => {
     });
   });
 
+  it('writes a batch too big for one statement with the same rows, folders and counts as op by op', async () => {
+    const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+    await runInDurableObject(stub, async (_obj, state) => {
+      // The same batches applied whole here, and op by op (one statement each) in another object.
+      const { p: big, statements } = countingPhysical(state.storage);
+      const other = env.MOUNTS.get(env.MOUNTS.newUniqueId());
+      // Pseudo-random ops over a few nested folders: new keys, overwrites, deletions of present
+      // and absent keys, and one key written then deleted (or the reverse) within a batch.
+      let seed = 7;
+      const next = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2147483648), seed % n);
+      const keyOf = () => ['a/', 'a/b/', 'a/b/c/', 'd/', ''][next(5)] + `k${next(40)}`;
+      const batches = Array.from({ length: 12 }, () => Array.from({ length: 30 + next(120) }, () => ({ key: keyOf(), value: next(3) === 0 ? null : utf8(`v${next(9)}`) })));
+      const snapshot = (sql: SqlStorage) => ({
+        rows: sql.exec('SELECT key, parent, value FROM coffer_kv ORDER BY key').toArray().map((r) => [r.key, r.parent, fromUtf8(new Uint8Array(r.value as ArrayBuffer))]),
+        dirs: sql.exec('SELECT path, parent, count FROM coffer_dirs ORDER BY path').toArray().map((r) => [r.path, r.parent, r.count]),
+      });
+      const perBatch: ReturnType<typeof snapshot>[] = [];
+      for (const batch of batches) {
+        statements.n = 0;
+        big.apply(batch);
+        // A few statements per batch (lookup, deletions, rows, counts), not one per op.
+        expect(statements.n).toBeLessThan(batch.length / 4);
+        perBatch.push(snapshot(state.storage.sql));
+      }
+      const folders = ['', 'a/', 'a/b/', 'a/b/c/', 'd/'];
+      const seen = (q: SqlPhysical) => folders.map((dir) => [q.list(dir), dir === '' ? null : q.count(dir)]);
+      const bigSeen = seen(big);
+      await runInDurableObject(other, async (_o, st) => {
+        const one = new SqlPhysical(st.storage);
+        batches.forEach((batch, i) => {
+          for (const op of batch) one.apply([op]);
+          expect(snapshot(st.storage.sql)).toEqual(perBatch[i]);
+        });
+        expect(seen(one)).toEqual(bigSeen);
+      });
+      // Emptied by a big batch: no folder row is left behind.
+      const all = snapshot(state.storage.sql).rows.map(([key]) => ({ key: key as string, value: null }));
+      big.apply([...all, ...all.slice(0, 30)]);
+      expect(snapshot(state.storage.sql)).toEqual({ rows: [], dirs: [] });
+    });
+  });
+
   it('lists a folder without scanning the rest of a large table', async () => {
     const stub = env.MOUNTS.get(env.MOUNTS.newUniqueId());
     await runInDurableObject(stub, async (_obj, state) => {
