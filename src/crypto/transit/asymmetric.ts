@@ -56,8 +56,12 @@ export const RSA_BITS: Record<RsaType, number> = { 'rsa-2048': 2048, 'rsa-3072':
 
 export const ID_ED25519 = '1.3.101.112';
 
-export const isEcType = (t: AsymmetricType): t is EcType => t in EC_CURVES;
-export const isRsaType = (t: AsymmetricType): t is RsaType => t in RSA_BITS;
+// Own keys only: a type read from a request may be "constructor" or "toString", which `in` finds.
+export const isEcType = (t: AsymmetricType): t is EcType => Object.hasOwn(EC_CURVES, t);
+export const isRsaType = (t: AsymmetricType): t is RsaType => Object.hasOwn(RSA_BITS, t);
+
+/** The modulus size of an RSA key type given as any string (a request's), or undefined for any other type. */
+export const rsaBitsOf = (type: string): number | undefined => (Object.hasOwn(RSA_BITS, type) ? RSA_BITS[type as RsaType] : undefined);
 
 const WEB_HASH: Partial<Record<HashName | 'none', string>> = {
   sha1: 'SHA-1',

@@ -65,6 +65,16 @@ class Transit(ClientTest):
         self.transit.encrypt_data(name, b64(b"x"), type="chacha20-poly1305", mount_point=self.mount)
         self.assertEqual(self.transit.read_key(name, mount_point=self.mount)["data"]["type"], "chacha20-poly1305")
 
+    def test_a_type_named_like_an_object_property_is_unknown(self):
+        # Once a 500: the server looked such names up with JavaScript's `in` and asked for RSA pairs.
+        for key_type in ("constructor", "__proto__", "toString"):
+            name = unique("proto")
+            with self.assertRaises(hvac.exceptions.InvalidRequest) as refused:
+                self.transit.encrypt_data(name, b64(b"x"), type=key_type, mount_point=self.mount)
+            self.assertEqual(refused.exception.errors, ["unknown key type " + key_type])
+            with self.assertRaises(hvac.exceptions.InvalidPath):
+                self.transit.read_key(name, mount_point=self.mount)
+
     def test_derived_and_convergent(self):
         name = self.key(derived=True, convergent_encryption=True)
         context = b64(b"tenant-1")

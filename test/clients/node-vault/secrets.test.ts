@@ -24,6 +24,16 @@ describe('transit (node-vault\'s transit methods use the mount transit/)', () =>
     expect((await failure(root.transitReadKey({ name }))).status).toBe(404);
   });
 
+  it('transitCreateKey with a type named like an Object property: 400, and no key (once a 500)', async () => {
+    for (const type of ['constructor', '__proto__', 'toString']) {
+      const name = unique('proto');
+      const refused = await failure(root.transitCreateKey({ name, type }));
+      expect(refused.status).toBe(400);
+      expect(refused.errors).toEqual([`unknown key type ${type}`]);
+      expect((await failure(root.transitReadKey({ name }))).status).toBe(404);
+    }
+  });
+
   it('encryptData, decryptData and rewrapData', async () => {
     const name = unique('aes');
     await root.transitCreateKey({ name });

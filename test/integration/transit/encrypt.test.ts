@@ -5,6 +5,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, caller, initCluster, PERMISSION_DENIED, type Cluster } from '../../helpers/api';
 import { oracle } from '../../helpers/transit-oracle';
+import { env } from 'cloudflare:test';
+import type { WireRequest } from '../../../src/pipeline/dispatch';
+import { mountStub, systemStub } from '../../../src/rpc/stubs';
+
+/** The revision the routes give a mount (its object answers "gone" to any other). */
+async function routeRevision(prefix: string): Promise<number> {
+  const routes = await systemStub(env).routes();
+  if (!Array.isArray(routes)) throw new Error('no routes');
+  return routes.find((r) => r.prefix === prefix)!.revision;
+}
 
 let c: Cluster;
 const { call, ok } = caller(() => c.root);
@@ -149,6 +159,22 @@ describe('refused inputs', () => {
     expect(r.status).toBe(400);
     expect(r.body.errors).toEqual(['unknown key type rsa-1024']);
     expect((await call('GET', 'transit/keys/new-bad')).status).toBe(404);
+  });
+
+  it('an upsert whose type names an Object property is refused in the object too, asking for no key pair', async () => {
+    // The tests' Worker hands encrypts off (OFFLOAD_MIN_COST_US=0); the object is asked directly,
+    // as it is for every encrypt with OFFLOAD_HANDLERS=0.
+    const uuid = (await ok('GET', 'sys/mounts/transit')).body.data.uuid as string;
+    const route = { prefix: 'transit/', revision: (await routeRevision('transit/')) };
+    for (const type of ['constructor', '__proto__', 'toString']) {
+      const wire: WireRequest = { id: crypto.randomUUID(), operation: 'write', path: 'transit/encrypt/proto-bad', data: { plaintext: b64('x'), type }, auth: null, clientIP: '127.0.0.1', headers: {}, wrapTTL: 0 };
+      const result = await mountStub(env, uuid).handle(route.prefix, route.revision, wire, c.root);
+      expect(result).toMatchObject({ kind: 'error', status: 400, errors: [`unknown key type ${type}`] });
+      const r = await call('POST', 'transit/encrypt/proto-bad', { plaintext: b64('x'), type });
+      expect(r.status).toBe(400);
+      expect(r.body.errors).toEqual([`unknown key type ${type}`]);
+    }
+    expect((await call('GET', 'transit/keys/proto-bad')).status).toBe(404);
   });
 });
 

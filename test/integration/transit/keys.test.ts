@@ -110,6 +110,10 @@ describe('creating and reading keys', () => {
 describe('refused creations leave nothing behind', () => {
   it.each([
     [{ type: 'aes512-gcm' }, 'unknown key type aes512-gcm'],
+    // Names an Object's own properties have: once looked up with `in`, they asked for RSA pairs.
+    [{ type: 'constructor' }, 'unknown key type constructor'],
+    [{ type: '__proto__' }, 'unknown key type __proto__'],
+    [{ type: 'toString' }, 'unknown key type toString'],
     [{ type: 'aes256-cmac' }, 'key type aes256-cmac is only available in Vault Enterprise'],
     [{ type: 'managed_key' }, 'missing argument managed_key_name or managed_key_id'],
     [{ type: 'ecdsa-p256', derived: true }, 'key derivation not supported for keys of type ecdsa-p256'],

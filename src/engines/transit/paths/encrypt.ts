@@ -3,7 +3,7 @@
 import type { LogicalRequest, LogicalResponse, PathDef } from '../../../framework/backend';
 import { nameRegex } from '../../../framework/backend';
 import { toBase64 } from '../../../crypto/encoding';
-import { RSA_BITS, type RsaType } from '../../../crypto/transit/asymmetric';
+import { rsaBitsOf } from '../../../crypto/transit/asymmetric';
 import { randomBytes } from '../../../crypto/random';
 import { badRequest } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
@@ -131,9 +131,9 @@ async function mustLoad(req: LogicalRequest, f: FieldData): Promise<KeyPolicy> {
 /** An encrypt that creates an RSA key (upsert) has its pair made outside the mount's object. */
 async function upsertRsaBits(req: LogicalRequest, f: FieldData): Promise<number[]> {
   const first = batchItems(f)?.[0] ?? singleItem(f, ITEM_FIELDS);
-  const type = itemString(first, 'type') || f.get<string>('type');
-  if (!(type in RSA_BITS) || (await keyOf(req, f.get<string>('name')))) return [];
-  return [RSA_BITS[type as RsaType]];
+  const bits = rsaBitsOf(itemString(first, 'type') || f.get<string>('type'));
+  if (bits === undefined || (await keyOf(req, f.get<string>('name')))) return [];
+  return [bits];
 }
 
 export function encryptPaths(budgetMs: number, managed?: ManagedKeyAccess): PathDef[] {

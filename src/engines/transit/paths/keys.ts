@@ -1,7 +1,7 @@
 // keys/, keys/:name (create, read, delete), keys/:name/config, rotate and trim.
 
 import type { RsaPairSource } from '../../../crypto/rsa-keygen';
-import { RSA_BITS, type RsaType } from '../../../crypto/transit/asymmetric';
+import { rsaBitsOf } from '../../../crypto/transit/asymmetric';
 import type { LogicalRequest, PathDef } from '../../../framework/backend';
 import { badRequest, notFound } from '../../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../../framework/fields';
@@ -186,9 +186,9 @@ export function keyPaths(managed?: ManagedKeyAccess): PathDef[] {
       summary: 'Create, read or delete a transit key.',
       // A new RSA key's pair is made outside the mount's object.
       rsaKeysNeeded: async (req, f) => {
-        const type = f.get<string>('type');
-        if (req.operation === 'read' || req.operation === 'delete' || !(type in RSA_BITS)) return [];
-        return (await loadPolicy(req.storage, f.get<string>('name'))) ? [] : [RSA_BITS[type as RsaType]];
+        const bits = rsaBitsOf(f.get<string>('type'));
+        if (req.operation === 'read' || req.operation === 'delete' || bits === undefined) return [];
+        return (await loadPolicy(req.storage, f.get<string>('name'))) ? [] : [bits];
       },
       operations: {
         update: (req, f) => create(req, f, managed),
@@ -232,7 +232,8 @@ export function keyPaths(managed?: ManagedKeyAccess): PathDef[] {
       summary: 'Add a new version to a key.',
       rsaKeysNeeded: async (req, f) => {
         const p = await loadPolicy(req.storage, f.get<string>('name'));
-        return p && p.type in RSA_BITS && (!p.imported || p.allowRotation) ? [RSA_BITS[p.type as RsaType]] : [];
+        const bits = p && (!p.imported || p.allowRotation) ? rsaBitsOf(p.type) : undefined;
+        return bits === undefined ? [] : [bits];
       },
       operations: { update: (req, f) => rotate(req, f, managed) },
     },
