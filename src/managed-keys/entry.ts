@@ -33,7 +33,8 @@ const VAULT_NAME_OF: Partial<Record<ManagedKeyType, string>> = { cloudakms: 'aws
 /** The stored type a path's type names (spec name or Vault alias); null when it names none. */
 export function canonicalType(pathType: string): ManagedKeyType | null {
   if ((MANAGED_KEY_TYPES as readonly string[]).includes(pathType)) return pathType as ManagedKeyType;
-  return VAULT_TYPE_ALIASES[pathType] ?? null;
+  // Own keys only: a path's "constructor" or "toString" is no alias.
+  return Object.hasOwn(VAULT_TYPE_ALIASES, pathType) ? VAULT_TYPE_ALIASES[pathType] : null;
 }
 
 /** "cloudakms (awskms)": a type with its Vault name, for messages. */

@@ -109,7 +109,8 @@ export function parseTokenFields(current: TokenParams, f: FieldData): TokenParam
   if (f.has('token_policies')) p.policies = f.get<string[]>('token_policies');
   if (f.has('token_type')) {
     const raw = f.get<string>('token_type');
-    const type = TOKEN_TYPES[raw];
+    // Own keys only: "constructor" or "toString" is no token type.
+    const type = Object.hasOwn(TOKEN_TYPES, raw) ? TOKEN_TYPES[raw] : undefined;
     if (type === undefined) throw badRequest(`invalid 'token_type' value ${JSON.stringify(raw)}`);
     p.tokenType = type;
   }

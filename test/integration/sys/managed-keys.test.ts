@@ -294,6 +294,16 @@ describe('validation', () => {
     else expect(r.body.errors[0]).toMatch(message);
   });
 
+  it('refuses a type named like an Object property (once a 500)', async () => {
+    for (const type of ['constructor', '__proto__', 'toString']) {
+      for (const method of ['POST', 'GET', 'DELETE']) {
+        const r = await root(method, `sys/managed-keys/${type}/k`, method === 'POST' ? BODIES.pkcs11 : undefined);
+        expect(r.status, `${method} ${type}`).toBe(400);
+        expect(r.body.errors[0]).toMatch(new RegExp(`^unsupported managed key type "${type}"`));
+      }
+    }
+  });
+
   it('refuses an unknown type on every operation', async () => {
     for (const [method, path] of [
       ['POST', 'sys/managed-keys/yubikey/k'],

@@ -155,6 +155,10 @@ describe('role validation', () => {
     await expectError(call('write', 'role/r', { ...jwtRole, ttl: '2h', max_ttl: '1h' }), 400, 'ttl should not be greater than max ttl');
     await expectError(call('write', 'role/r', { ...jwtRole, token_ttl: '2h', max_ttl: '1h' }), 400, 'ttl should not be greater than max ttl');
     await expectError(call('write', 'role/r', { ...jwtRole, token_type: 'weird' }), 400, "invalid 'token_type' value \"weird\"");
+    // Names every object inherits were once taken for a type (and the role stored with none).
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      await expectError(call('write', 'role/r', { ...jwtRole, token_type: name }), 400, `invalid 'token_type' value "${name}"`);
+    }
     await expectError(call('write', 'role/r', { ...jwtRole, token_type: 'batch', token_period: 60 }), 400, "'token_type' cannot be 'batch' or 'default_batch' when set to generate periodic tokens");
     await expectError(call('write', 'role/r', { ...jwtRole, token_type: 'batch', token_num_uses: 3 }), 400, "'token_type' cannot be 'batch' or 'default_batch' when set to generate tokens with limited use count");
     await expectError(call('write', 'role/r', { ...jwtRole, token_num_uses: -1 }), 400, "'token_num_uses' cannot be negative");
