@@ -4,10 +4,7 @@
 //
 // A batch is written by one INSERT into the view coffer_apply, whose triggers write each row and
 // its folder counts: one statement is atomic in SQLite (a failure undoes all of it), so a batch
-// needs no savepoint, which costs more in a Durable Object than the rows themselves. A batch too
-// big for one statement (a group commit's, under load) needs a transaction anyway; there the rows
-// are written by plain statements and each folder's count is changed once for the whole batch,
-// which costs about a third less per row than the triggers' work row by row.
+// needs no savepoint, which costs more in a Durable Object than the rows themselves.
 
 import { assertFolderPrefix, compareKeys, type StorageOp } from '../src/framework/storage';
 import type { Physical } from '../src/core/barrier/physical';
@@ -52,21 +49,8 @@ const LISTED_NAMES = 64 * 1024;
 /** A bigger folder is listed from SQLite each time (its own handling dwarfs the query). */
 const LISTING_MAX_NAMES = 4096;
 
-/** A Durable Object allows 100 bound values per statement. */
-const MAX_BINDS = 100;
-/** Ops per statement through coffer_apply: 4 bound values each. */
-const OPS_PER_STATEMENT = MAX_BINDS / 4;
-/** Rows per plain statement of a large batch: 3 bound values each. */
-const ROWS_PER_STATEMENT = Math.floor(MAX_BINDS / 3);
-
-/** "?, ?, ?" for n values; "(?, ?, ?), (?, ?, ?)" for n rows of `width`. */
-const marks = (n: number): string => Array(n).fill('?').join(', ');
-const rowMarks = (n: number, width: number): string => Array(n).fill(`(${marks(width)})`).join(', ');
-
-/** `items` in slices of at most `size`. */
-function* slices<T>(items: T[], size: number): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
-}
+/** Ops per statement: 4 bound values each, and a Durable Object allows 100 per statement. */
+const OPS_PER_STATEMENT = 25;
 
 /** "a/b/c" → ["a/", "a/b/"]: the folders a key lives in, outermost first. */
 function folders(key: string): string[] {
@@ -224,53 +208,16 @@ export class SqlPhysical implements Physical {
     if (fastPath && ops.length === 1 && ops[0].value !== null && this.overwrite(ops[0].key, ops[0].value)) return;
     this.forgetListings(ops);
     if (ops.length <= OPS_PER_STATEMENT) return this.applyStatement(ops);
-    this.storage.transactionSync(() => this.applyLarge(ops));
-  }
-
-  /**
-   * A batch bigger than one statement, inside its transaction: what each key ends as (its last
-   * op), which of them exist now (one indexed lookup per key), then the rows, and each folder's
-   * count changed once by the keys it gains and loses.
-   */
-  private applyLarge(ops: StorageOp[]): void {
-    const final = new Map<string, Uint8Array | null>();
-    for (const op of ops) final.set(op.key, op.value);
-    const keys = [...final.keys()];
-    const existing = new Set<string>();
-    for (const part of slices(keys, MAX_BINDS)) {
-      for (const r of this.sql.exec<{ k: string }>(`SELECT key AS k FROM coffer_kv WHERE key IN (${marks(part.length)})`, ...part)) existing.add(r.k);
-    }
-    const puts: [string, Uint8Array][] = [];
-    const deletes: string[] = [];
-    const counts = new Map<string, number>();
-    for (const [key, value] of final) {
-      const had = existing.has(key);
-      if (value !== null) puts.push([key, value]);
-      else if (had) deletes.push(key);
-      const change = value === null ? (had ? -1 : 0) : had ? 0 : 1;
-      if (change !== 0) for (const dir of folders(key)) counts.set(dir, (counts.get(dir) ?? 0) + change);
-    }
-    for (const part of slices(deletes, MAX_BINDS)) this.sql.exec(`DELETE FROM coffer_kv WHERE key IN (${marks(part.length)})`, ...part);
-    for (const part of slices(puts, ROWS_PER_STATEMENT)) {
-      const binds: unknown[] = [];
-      for (const [key, value] of part) binds.push(key, parentOf(key), value);
-      this.sql.exec(`INSERT INTO coffer_kv (key, parent, value) VALUES ${rowMarks(part.length, 3)} ON CONFLICT(key) DO UPDATE SET value = excluded.value`, ...binds);
-    }
-    const changed = [...counts].filter(([, n]) => n !== 0);
-    for (const part of slices(changed, ROWS_PER_STATEMENT)) {
-      const binds: unknown[] = [];
-      for (const [dir, n] of part) binds.push(dir, parentOf(dir), n);
-      this.sql.exec(`INSERT INTO coffer_dirs (path, parent, count) VALUES ${rowMarks(part.length, 3)} ON CONFLICT(path) DO UPDATE SET count = count + excluded.count`, ...binds);
-    }
-    const shrunk = changed.filter(([, n]) => n < 0).map(([dir]) => dir);
-    for (const part of slices(shrunk, MAX_BINDS)) this.sql.exec(`DELETE FROM coffer_dirs WHERE count <= 0 AND path IN (${marks(part.length)})`, ...part);
+    this.storage.transactionSync(() => {
+      for (let i = 0; i < ops.length; i += OPS_PER_STATEMENT) this.applyStatement(ops.slice(i, i + OPS_PER_STATEMENT));
+    });
   }
 
   /** One INSERT into coffer_apply: its rows are applied in order, all or none. */
   private applyStatement(ops: StorageOp[]): void {
     const binds: unknown[] = [];
     for (const op of ops) binds.push(op.key, parentOf(op.key), op.value, JSON.stringify(folders(op.key).map((dir) => [dir, parentOf(dir)])));
-    this.sql.exec(`INSERT INTO coffer_apply (key, parent, value, dirs) VALUES ${rowMarks(ops.length, 4)}`, ...binds);
+    this.sql.exec(`INSERT INTO coffer_apply (key, parent, value, dirs) VALUES ${ops.map(() => '(?, ?, ?, ?)').join(', ')}`, ...binds);
   }
 
   private forgetListings(ops: StorageOp[]): void {

@@ -360,7 +360,7 @@ describe('SqlPhysical', () => {
       for (const batch of batches) {
         statements.n = 0;
         big.apply(batch);
-        // A few statements per batch (lookup, deletions, rows, counts), not one per op.
+        // One statement per 25 ops (in one transaction), not one per op.
         expect(statements.n).toBeLessThan(batch.length / 4);
         perBatch.push(snapshot(state.storage.sql));
       }
