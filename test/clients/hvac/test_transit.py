@@ -66,7 +66,7 @@ class Transit(ClientTest):
         self.assertEqual(self.transit.read_key(name, mount_point=self.mount)["data"]["type"], "chacha20-poly1305")
 
     def test_a_type_named_like_an_object_property_is_unknown(self):
-        # Once a 500: the server looked such names up with JavaScript's `in` and asked for RSA pairs.
+        # The server once looked such names up with JavaScript's `in`: an upsert asked for an RSA pair.
         for key_type in ("constructor", "__proto__", "toString"):
             name = unique("proto")
             with self.assertRaises(hvac.exceptions.InvalidRequest) as refused:

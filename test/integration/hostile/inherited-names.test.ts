@@ -1,8 +1,8 @@
 // Names every JavaScript object inherits ("constructor", "__proto__", "toString") sent where a
 // request names a type, an algorithm, an operation or a path segment. A table looked up with `in`
-// or `[]` finds them, which made three 500s (a transit key type, a managed-key type) and one
-// silently accepted value (a role's token_type). Every such request must answer a 4xx (or succeed,
-// where the name is just a name), never a server error.
+// or `[]` finds them, which made 500s (a transit key's type, an upserting encrypt's, a managed-key
+// type) and accepted a role's token_type of "constructor". Every such request must answer a 4xx (or
+// succeed, where the name is just a name), never a server error.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { caller, initCluster, type Cluster } from '../../helpers/api';
 
