@@ -184,4 +184,28 @@ describe('accessors', () => {
     }
     expect(seen.size).toBe(2000);
   });
+
+  it('begin with their creation time, so that later ones sort after earlier ones', async () => {
+    const { newAccessorFor, newServiceToken, shardFor, timePrefix } = await import('../../../../src/core/tokens/entry');
+    const t = Date.UTC(2026, 10, 27, 12, 0, 0);
+    // Fixed width, in the order of the times, for times a millisecond or years apart.
+    const times = [0, 1, 61, 62, t - 1, t, t + 1, t + 3_600_000, Date.UTC(2080, 0, 1)];
+    const prefixes = times.map(timePrefix);
+    for (const p of prefixes) expect(p).toMatch(/^[0-9A-Za-z]{7}$/);
+    expect([...prefixes].sort()).toEqual(prefixes);
+    expect(new Set(prefixes).size).toBe(times.length);
+    // Accessors: made in turn, they sort in turn (byte order, which is SQLite's for keys).
+    const made: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      const token = newServiceToken();
+      const accessor = newAccessorFor(token, 4, t + i);
+      expect(accessor.startsWith(timePrefix(t + i))).toBe(true);
+      expect(shardFor(accessor, 4)).toBe(shardFor(token, 4));
+      made.push(accessor);
+    }
+    expect([...made].sort()).toEqual(made);
+    // Made in the same millisecond, they differ in their random part.
+    const same = new Set(Array.from({ length: 100 }, () => newAccessorFor(newServiceToken(), 4, t)));
+    expect(same.size).toBe(100);
+  });
 });
