@@ -4,7 +4,7 @@
 // revoke handler; when that fails the lease stays, marked, and is retried with exponential backoff
 // — a lease is never dropped silently (only revoke-force drops one without the handler).
 
-import { randomBase62 } from '../../crypto/random';
+import { timeOrderedBase62 } from '../../crypto/random';
 import type { LeaseView, SecretType, IssuedSecret } from '../../framework/backend';
 import { formatRFC3339Nano } from '../../framework/duration';
 import { badRequest } from '../../framework/errors';
@@ -82,7 +82,8 @@ export class LeaseManager {
   async create(storage: Storage, path: string, secret: IssuedSecret, accessor: string, ttls: { defaultLeaseTTL: number; maxLeaseTTL: number }, now = Date.now()): Promise<LeaseRecord> {
     if (!this.ports.secretType(secret.type)) throw new Error(`backend has no secret type ${secret.type}`);
     const ttl = Math.min(secret.ttl > 0 ? secret.ttl : ttls.defaultLeaseTTL, ttls.maxLeaseTTL);
-    const id = `${path}/${randomBase62(24)}`;
+    // Time first: a mount's new lease rows (by id, by token) are appended, not scattered.
+    const id = `${path}/${timeOrderedBase62(24, now)}`;
     const rel = this.rel(id);
     const lease: LeaseRecord = {
       id,

@@ -1,7 +1,7 @@
 // Token formats, the persisted token entry, and how a token is presented to backends.
 
 import { toHex, utf8 } from '../../crypto/encoding';
-import { randomBase62 } from '../../crypto/random';
+import { randomBase62, TIME_PREFIX_LENGTH, timePrefix } from '../../crypto/random';
 import type { AuthContext } from '../../framework/backend';
 import { formatRFC3339Nano } from '../../framework/duration';
 
@@ -14,22 +14,6 @@ export const BATCH_TOKEN_PREFIX = 'hvb.';
 export const newRootToken = (): string => SERVICE_TOKEN_PREFIX + randomBase62(ROOT_TOKEN_LENGTH - SERVICE_TOKEN_PREFIX.length);
 /** Service tokens look like root tokens: clients treat them as opaque strings. */
 export const newServiceToken = newRootToken;
-
-/** Base62 digits in ASCII order, so that fixed-width numbers written with them sort as numbers. */
-const ORDERED_BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-/** Characters of an accessor's time prefix: 62^7 ms reach the year 2081 (later times wrap around). */
-const TIME_PREFIX_LENGTH = 7;
-
-/** `ms` as TIME_PREFIX_LENGTH ordered base62 digits. */
-export function timePrefix(ms: number): string {
-  let out = '';
-  let n = Math.floor(ms);
-  for (let i = 0; i < TIME_PREFIX_LENGTH; i++) {
-    out = ORDERED_BASE62[n % 62] + out;
-    n = Math.floor(n / 62);
-  }
-  return out;
-}
 
 /**
  * Accessors are chosen so they hash to the same shard as their token: then a request naming only

@@ -37,6 +37,13 @@ describe('issuing and looking up', () => {
   it('answers a leased secret with its lease id, duration and renewability', async () => {
     const s = await issue('alice');
     expect(s.lease_id).toMatch(/^creds\/creds\/alice\/[A-Za-z0-9]{24}$/);
+    // Ids begin with their time: issued one after another, they sort one after another.
+    const ids = [s.lease_id as string];
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+      ids.push((await issue('alice')).lease_id as string);
+    }
+    expect([...ids].sort()).toEqual(ids);
     expect(s.lease_duration).toBe(3600);
     expect(s.renewable).toBe(true);
     const l = (await lookup(s.lease_id)).body.data;

@@ -186,7 +186,8 @@ describe('accessors', () => {
   });
 
   it('begin with their creation time, so that later ones sort after earlier ones', async () => {
-    const { newAccessorFor, newServiceToken, shardFor, timePrefix } = await import('../../../../src/core/tokens/entry');
+    const { newAccessorFor, newServiceToken, shardFor } = await import('../../../../src/core/tokens/entry');
+    const { timePrefix } = await import('../../../../src/crypto/random');
     const t = Date.UTC(2026, 10, 27, 12, 0, 0);
     // Fixed width, in the order of the times, for times a millisecond or years apart.
     const times = [0, 1, 61, 62, t - 1, t, t + 1, t + 3_600_000, Date.UTC(2080, 0, 1)];
