@@ -21,6 +21,27 @@ export function randomSerial(): string {
   }
 }
 
+/** Bytes of a time-ordered serial given to the time (ms): six, big-endian (until the year 10889). */
+const SERIAL_TIME_BYTES = 6;
+
+/**
+ * 20 bytes: the time in ms, then 112 random bits (the CA/Browser Forum asks for at least 64 from
+ * a CSPRNG). Serials made one after another sort one after another in their stored (hex) form,
+ * so a stored certificate's row is appended to SQLite's key index rather than dirtying a random
+ * page of it. The time it reveals is no news: the certificate's notBefore carries it too. The
+ * first byte stays in 0x01..0x7f from 2004 to the year 6429: the DER INTEGER is positive, 20 bytes
+ * long.
+ */
+export function timeOrderedSerial(ms = Date.now()): string {
+  const b = randomBytes(20);
+  let t = Math.floor(ms);
+  for (let i = SERIAL_TIME_BYTES - 1; i >= 0; i--) {
+    b[i] = t % 256;
+    t = Math.floor(t / 256);
+  }
+  return serialFromBytes(b);
+}
+
 /** Colon or hyphen form, any case, groups of two hex digits → colon lowercase; null if malformed. */
 export function normalizeSerial(input: string): string | null {
   const s = input.trim().toLowerCase();

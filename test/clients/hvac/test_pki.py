@@ -3,6 +3,7 @@
 import os
 import subprocess
 import tempfile
+import time
 
 import hvac
 
@@ -85,6 +86,18 @@ class Pki(ClientTest):
         crl = self.pki.read_crl(mount_point=self.mount)
         listed = openssl("crl", "-noout", "-text", stdin=crl)
         self.assertIn(serial.replace(":", "").upper(), listed.replace(":", "").upper())
+
+    def test_stored_serials_begin_with_their_time(self):
+        before = int(time.time() * 1000)
+        serials = [self.pki.generate_certificate("web", "order.example.com", mount_point=self.mount)["data"]["serial_number"] for _ in range(3)]
+        after = int(time.time() * 1000)
+        for serial in serials:
+            octets = serial.split(":")
+            self.assertEqual(len(octets), 20)
+            self.assertTrue(before <= int("".join(octets[:6]), 16) <= after)
+        listed = [k for k in self.pki.list_certificates(mount_point=self.mount)["data"]["keys"] if k in serials]
+        self.assertEqual(listed, sorted(serials))
+        self.assertEqual(len(set(serials)), 3)
 
     def test_issue_refuses_names_outside_the_role(self):
         with self.assertRaises(hvac.exceptions.InvalidRequest):

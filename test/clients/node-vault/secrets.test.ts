@@ -90,5 +90,13 @@ describe('PKI', () => {
     expect(issued.issuing_ca.trim()).toBe(ca.trim());
     expect((await root.list(`${mount}/certs`)).data.keys).toContain(issued.serial_number);
     expect((await root.write(`${mount}/revoke`, { serial_number: issued.serial_number })).data.revocation_time).toBeGreaterThan(0);
+    // Stored serials begin with their time (ms), so certificates issued in turn list in turn.
+    const serials: string[] = [];
+    for (let i = 0; i < 3; i++) serials.push((await root.write(`${mount}/issue/web`, { common_name: 'order.example.com' })).data.serial_number);
+    const listed = ((await root.list(`${mount}/certs`)).data.keys as string[]).filter((k) => serials.includes(k));
+    expect(listed).toEqual([...serials].sort());
+    const text2 = execFileSync('openssl', ['x509', '-noout', '-serial'], { input: (await root.read(`${mount}/cert/${serials[0]}`)).data.certificate, encoding: 'utf8' });
+    expect(text2.trim()).toBe(`serial=${serials[0].replace(/:/g, '').toUpperCase()}`);
+    expect(Math.abs(parseInt(serials[0].replace(/:/g, '').slice(0, 12), 16) - Date.now())).toBeLessThan(60_000);
   });
 });

@@ -172,6 +172,25 @@ describe('issue: response and certificate, field by field', () => {
     expect(serials.size).toBe(4);
     for (const s of serials) expect(s).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2}){0,19}$/);
   });
+
+  it("begins a stored certificate's serial with its time, so serials issued in turn list in turn", async () => {
+    const before = Date.now();
+    const serials: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      serials.push((await ok('POST', 'pki/issue/web', { common_name: 'ordered.example.com' })).body.data.serial_number);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const after = Date.now();
+    for (const s of serials) {
+      const bytes = s.split(':');
+      expect(bytes).toHaveLength(20);
+      const ms = parseInt(bytes.slice(0, 6).join(''), 16);
+      expect(ms).toBeGreaterThanOrEqual(before);
+      expect(ms).toBeLessThanOrEqual(after);
+    }
+    const listed = (await listCerts()).filter((k) => serials.includes(k));
+    expect(listed).toEqual(serials);
+  });
 });
 
 describe('issue: key types', () => {

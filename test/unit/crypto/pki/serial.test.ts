@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toHex } from '../../../../src/crypto/encoding';
-import { normalizeSerial, randomSerial, serialBytes, serialFromBytes, serialStorageKey } from '../../../../src/crypto/pki/serial';
+import { normalizeSerial, randomSerial, serialBytes, serialFromBytes, serialStorageKey, timeOrderedSerial } from '../../../../src/crypto/pki/serial';
 
 const LIMIT = 1n << 159n;
 
@@ -22,6 +22,34 @@ describe('randomSerial', () => {
     expect(seen.size).toBe(2000);
     // the top byte is < 0x80 and zero 1 time in 128: some serials come out shorter than 20 bytes
     expect(short).toBeGreaterThan(0);
+  });
+});
+
+describe('timeOrderedSerial', () => {
+  it('is 20 bytes, positive, and begins with the time in ms', () => {
+    const ms = Date.UTC(2026, 10, 27, 12, 0, 0, 123);
+    const bytes = serialBytes(timeOrderedSerial(ms));
+    expect(bytes.length).toBe(20);
+    expect(bytes[0]).toBeGreaterThan(0);
+    expect(bytes[0]).toBeLessThan(0x80);
+    expect(Number(BigInt(`0x${toHex(bytes.subarray(0, 6))}`))).toBe(ms);
+  });
+
+  it('keeps 112 random bits: serials of one ms differ', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 2000; i++) seen.add(timeOrderedSerial(1_800_000_000_000));
+    expect(seen.size).toBe(2000);
+    const tails = [...seen].map((s) => serialBytes(s).subarray(6));
+    // every tail byte position takes many values: none is fixed
+    for (let pos = 0; pos < 14; pos++) expect(new Set(tails.map((t) => t[pos])).size).toBeGreaterThan(200);
+  });
+
+  it('sorts in its stored form as its times do, across byte boundaries', () => {
+    // 2^40 ms (2004), the first time whose top byte is not zero, to 2^47 - 1 (6429)
+    const times = [1_099_511_627_776, 1_800_000_000_000, 1_800_000_000_255, 1_800_000_000_256, 2_199_023_255_552, 140_737_488_355_327];
+    const keys = times.map((t) => serialStorageKey(timeOrderedSerial(t)));
+    expect([...keys].sort()).toEqual(keys);
+    expect(serialBytes(timeOrderedSerial(140_737_488_355_327))[0]).toBe(0x7f);
   });
 });
 
