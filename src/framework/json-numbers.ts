@@ -44,7 +44,15 @@ function reviver(_key: string, value: unknown, context?: ReviverContext): unknow
 
 /** JSON.parse that keeps every number exact (see above). Throws SyntaxError like JSON.parse. */
 export function parseJson(text: string): unknown {
-  return MAYBE_INEXACT.test(text) ? JSON.parse(text, reviver as (key: string, value: unknown) => unknown) : JSON.parse(text);
+  return parseJsonExact(text, MAYBE_INEXACT.test(text));
+}
+
+/**
+ * parseJson for a caller that has scanned the text itself: `risky` says whether it may hold an
+ * inexact number or the escape "\u0000" (MAYBE_INEXACT's cases, outside strings for numbers).
+ */
+export function parseJsonExact(text: string, risky: boolean): unknown {
+  return risky ? JSON.parse(text, reviver as (key: string, value: unknown) => unknown) : JSON.parse(text);
 }
 
 const replacer = (_key: string, value: unknown): unknown =>

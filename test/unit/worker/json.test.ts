@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CofferError } from '../../../src/framework/errors';
-import { encodeJson } from '../../../src/framework/json-numbers';
+import { encodeJson, parseJsonExact } from '../../../src/framework/json-numbers';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS, parseJsonObject } from '../../../src/worker/json';
 
 const limits = { maxDepth: 4, maxObjectEntries: 3, maxArrayElements: 3, maxStringLength: 10 };
@@ -52,6 +52,58 @@ describe('JSON limits', () => {
 
   it.each(['[1]', '"s"', '3', 'null'])('requires an object body, not %s', (text) => {
     expect(errorOf(() => parseJsonObject(text, DEFAULT_JSON_LIMITS)).errors[1]).toContain('must be a JSON object');
+  });
+});
+
+describe('the scan says when numbers need the exact parse', () => {
+  const risky = (text: string): boolean => checkJsonLimits(text, DEFAULT_JSON_LIMITS);
+
+  it.each(['{"a":1.5}', '{"a":1e5}', '{"a":2E-3}', '{"a":-0}', '{"a":[-0.5]}', '{"a":1234567890123456}', '{"a":"x","b":9007199254740993}', '{"\\u0000number":"1"}', '{"a":"\\"\\u0000"}'])(
+    '%s: yes',
+    (text) => expect(risky(text)).toBe(true),
+  );
+
+  it.each(['{"a":1}', '{"a":-12,"b":[0,10,100]}', '{"a":true,"b":false,"c":null}', '{"a":"1.5e3 -0 1234567890123456"}', '{"a":"\\\\u0000"}', '{"a":"ab\\"c3e"}'])(
+    '%s: no',
+    (text) => expect(risky(text)).toBe(false),
+  );
+
+  it('skips strings: a base64 plaintext holding "3e" and "7." is no number', () => {
+    expect(risky(JSON.stringify({ plaintext: 'q3eW7.x9E0'.repeat(200), n: 3 }))).toBe(false);
+  });
+
+  it('measures strings with escapes as before, and stays linear over many of them', () => {
+    expect(() => checkJsonLimits('{"a":"\\"\\"\\"\\""}', { ...limits, maxStringLength: 8 })).not.toThrow();
+    expect(() => checkJsonLimits('{"a":"\\"\\"\\"\\"\\""}', { ...limits, maxStringLength: 8 })).toThrow(/longer than 8/);
+    const escapes = `{"a":"${'\\n'.repeat(200_000)}","b":"${'x'.repeat(1000)}"}`;
+    expect(checkJsonLimits(escapes, { ...DEFAULT_JSON_LIMITS, maxStringLength: 1_000_000 })).toBe(false);
+  });
+
+  it('never calls a document safe whose numbers the plain parse would change (random documents)', () => {
+    const pieces = ['1', '0', '-', '.', 'e', 'E', '5', '9', '"', '\\', 'u0000', ',', '[', ']', '{', '}', ':', 'true', ' ', 'x', '"a":'];
+    let checked = 0;
+    for (let n = 0; n < 20_000; n++) {
+      let text = '';
+      const len = 1 + Math.floor(Math.random() * 14);
+      for (let i = 0; i < len; i++) text += pieces[Math.floor(Math.random() * pieces.length)];
+      let exact: unknown;
+      let plain: unknown;
+      try {
+        exact = JSON.stringify(parseJsonExact(text, true));
+        plain = JSON.stringify(parseJsonExact(text, false));
+      } catch {
+        continue; // not JSON, or the reserved key refused: the risky path is the one that refuses it
+      }
+      checked++;
+      if (exact !== plain) expect(risky(text), text).toBe(true);
+    }
+    expect(checked).toBeGreaterThan(500);
+  });
+
+  it('sends a document holding the reserved key to the path that refuses it', () => {
+    const e = errorOf(() => parseJsonObject('{"a":"b","\\u0000number":"1"}', DEFAULT_JSON_LIMITS));
+    expect(e.status).toBe(400);
+    expect(e.errors[1]).toContain('reserved');
   });
 });
 
