@@ -64,15 +64,9 @@ export const toBase64Url = (bytes: Uint8Array): string =>
 /** Decodes standard base64, with or without padding. */
 export function fromBase64(b64: string): Uint8Array | null {
   const s = b64.trim();
+  if (NATIVE) return fromBase64Native(s);
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.replace(/=+$/, '').length % 4 === 1) return null;
   try {
-    if (NATIVE) {
-      // Padding may be short or absent (as atob after padEnd), never more than the last group needs.
-      const data = s.replace(/=+$/, '');
-      const pad = s.length - data.length;
-      if (pad > 0 && pad > (4 - (data.length % 4)) % 4) return null;
-      return nativeBytes.fromBase64(data);
-    }
     const bin = atob(s.padEnd(Math.ceil(s.length / 4) * 4, '='));
     const out = new Uint8Array(bin.length);
     for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
@@ -80,6 +74,29 @@ export function fromBase64(b64: string): Uint8Array | null {
   } catch {
     return null;
   }
+}
+
+const EQUALS = 0x3d;
+
+/**
+ * The native decoder checks the alphabet itself, so no regex walks the text first (1.6 µs a KiB).
+ * It also skips ASCII whitespace inside, which the portable path refuses: a decoded length short
+ * of what the text's length gives means some was skipped (for lengths that are not 1 mod 4, the
+ * decoded length floor(3n/4) grows with every character).
+ */
+function fromBase64Native(s: string): Uint8Array | null {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === EQUALS) end--;
+  const pad = s.length - end;
+  // Padding may be short or absent (as atob after padEnd), never more than the last group needs.
+  if (end % 4 === 1 || pad > (4 - (end % 4)) % 4) return null;
+  let out: Uint8Array;
+  try {
+    out = nativeBytes.fromBase64(pad > 0 ? s.slice(0, end) : s);
+  } catch {
+    return null;
+  }
+  return out.length === Math.floor((end * 3) / 4) ? out : null;
 }
 
 export function concatBytes(...parts: Uint8Array[]): Uint8Array {

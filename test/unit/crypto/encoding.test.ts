@@ -37,13 +37,24 @@ describe('base64 and hex', () => {
     expect(toHex(all.subarray(4))).toBe('0506');
   });
 
-  it.each(['', 'AB=', 'AB==', 'ABC=', 'ABC==', 'ABCD=', 'ABCD==', 'A', 'AB', 'ABC', 'ABCDE', 'ABCDEF=', ' QQ== ', 'QQ=\n', 'QR==', 'Q=Q=', 'QQ===', 'Q Q=', '****'])(
+  it.each(['', 'AB=', 'AB==', 'ABC=', 'ABC==', 'ABCD=', 'ABCD==', 'A', 'AB', 'ABC', 'ABCDE', 'ABCDEF=', ' QQ== ', 'QQ=\n', 'QR==', 'Q=Q=', 'QQ===', 'Q Q=', '****', '====', '=', 'QQ =', 'QQ= =', 'QQ Q', 'QUJD\tRA==', 'QU\nJD', 'QUJD\fQUJD', 'QQ\rQQ==', 'ab-_', 'QQ\u00e9=', 'QUJDRA'])(
     'decodes %j as the reference does (short or missing padding accepted, anything else refused)',
     (s) => {
       const got = fromBase64(s);
       expect(got === null ? null : Array.from(got)).toEqual(reference.fromBase64(s));
     },
   );
+
+  it('decodes random strings of base64 characters, padding and whitespace as the reference does', () => {
+    const alphabet = 'ABCDQRSTghij0189+/=  \n\t-_*';
+    for (let n = 0; n < 20_000; n++) {
+      let s = '';
+      const len = Math.floor(Math.random() * 12);
+      for (let i = 0; i < len; i++) s += alphabet[Math.floor(Math.random() * alphabet.length)];
+      const got = fromBase64(s);
+      expect(got === null ? null : Array.from(got), JSON.stringify(s)).toEqual(reference.fromBase64(s));
+    }
+  });
 
   it('refuses malformed hex', () => {
     for (const h of ['a', 'zz', '0g', ' 00']) expect(fromHex(h)).toBeNull();
