@@ -136,6 +136,17 @@ describe('generate → encode → parse round trips', () => {
     }
   });
 
+  it('SPKI and SEC1 templated from the JWK are what OpenSSL derives from the PKCS#8, key after key', async () => {
+    for (const bits of [256, 384, 521]) {
+      for (let i = 0; i < 60; i++) {
+        const ec = await generateKey('ec', bits);
+        const priv = nodePriv(ec);
+        expect(Buffer.from(ec.spki).equals(nc.createPublicKey(priv).export({ format: 'der', type: 'spki' })), `P-${bits} key ${i}`).toBe(true);
+        expect(Buffer.from(ec.sec1!).equals(priv.export({ format: 'der', type: 'sec1' })), `P-${bits} key ${i}`).toBe(true);
+      }
+    }
+  });
+
   it('parses keys written by OpenSSL in every PEM form', async () => {
     const cases: [string, nc.KeyObject, 'pkcs1' | 'sec1' | 'pkcs8'][] = [];
     const rsa = nc.generateKeyPairSync('rsa', { modulusLength: 2048 });
