@@ -23,7 +23,6 @@ const jsonError = (detail?: string): CofferError =>
   new CofferError(400, detail ? ['error parsing JSON', detail] : ['error parsing JSON']);
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_OBJ = 0x7b;
 const CLOSE_OBJ = 0x7d;
 const OPEN_ARR = 0x5b;
