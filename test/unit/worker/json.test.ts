@@ -122,6 +122,69 @@ describe('the scan says when numbers need the exact parse', () => {
     expect(differing).toBeGreaterThan(1000);
   });
 
+  it('enforces the limits exactly as the character-by-character scan it replaced (random texts)', () => {
+    // The previous scan, kept as the oracle: every character in JavaScript, strings included.
+    const previousScan = (text: string, l: typeof limits): string | null => {
+      const isObject: boolean[] = [];
+      const counts: number[] = [];
+      let inString = false;
+      let stringStart = 0;
+      for (let i = 0; i < text.length; i++) {
+        const ch = text[i];
+        if (inString) {
+          if (ch === '\\') i++;
+          else if (ch === '"') {
+            inString = false;
+            if (i - stringStart > l.maxStringLength) return `JSON string longer than ${l.maxStringLength} characters`;
+          }
+          continue;
+        }
+        if (ch === '"') {
+          inString = true;
+          stringStart = i + 1;
+        } else if (ch === '{' || ch === '[') {
+          if (isObject.length >= l.maxDepth) return `JSON nesting depth exceeds ${l.maxDepth}`;
+          isObject.push(ch === '{');
+          counts.push(1);
+        } else if (ch === '}' || ch === ']') {
+          isObject.pop();
+          counts.pop();
+        } else if (ch === ',' && counts.length > 0) {
+          const top = counts.length - 1;
+          const max = isObject[top] ? l.maxObjectEntries : l.maxArrayElements;
+          if (++counts[top] > max) return isObject[top] ? `JSON object with more than ${max} entries` : `JSON array with more than ${max} elements`;
+        }
+      }
+      return null;
+    };
+    let seed = 0xfeed;
+    const random = (): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const pieces = ['"', '\\', '\\"', '\\\\', 'ab', 'x', '{', '}', '[', ']', ',', ':', '1', ' '];
+    const tight = { maxDepth: 3, maxObjectEntries: 2, maxArrayElements: 3, maxStringLength: 4 };
+    const outcomes = new Set<string>();
+    for (let n = 0; n < 30_000; n++) {
+      let text = '';
+      const len = Math.floor(random() * 24);
+      for (let i = 0; i < len; i++) text += pieces[Math.floor(random() * pieces.length)];
+      const expected = previousScan(text, tight);
+      let got: string | null = null;
+      try {
+        checkJsonLimits(text, tight);
+      } catch (e) {
+        got = (e as CofferError).errors[1];
+      }
+      expect(got, JSON.stringify(text)).toBe(expected);
+      outcomes.add(expected?.split(' ').slice(0, 3).join(' ') ?? 'none');
+    }
+    // Every kind of refusal, and acceptance, came up.
+    expect(outcomes.size).toBe(5);
+  });
+
   it('sends a document holding the reserved key to the path that refuses it', () => {
     const e = errorOf(() => parseJsonObject('{"a":"b","\\u0000number":"1"}', DEFAULT_JSON_LIMITS));
     expect(e.status).toBe(400);
