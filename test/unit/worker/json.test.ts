@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CofferError } from '../../../src/framework/errors';
 import { encodeJson, parseJsonExact } from '../../../src/framework/json-numbers';
 import { checkJsonLimits, DEFAULT_JSON_LIMITS, parseJsonObject } from '../../../src/worker/json';
+import { Rng } from '../../helpers/fuzz/random';
 
 const limits = { maxDepth: 4, maxObjectEntries: 3, maxArrayElements: 3, maxStringLength: 10 };
 
@@ -80,15 +81,10 @@ describe('the scan says when numbers need the exact parse', () => {
   });
 
   it('never calls a document safe whose numbers the plain parse would change (random documents)', () => {
-    // Seeded (mulberry32), so a failure names a document that fails again.
-    let seed = 0x5eed;
-    const random = (): number => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-    const pick = <T,>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
+    // Seeded, so a failure names a document that fails again.
+    const rng = new Rng(0x5eed);
+    const random = (): number => rng.next();
+    const pick = <T,>(xs: T[]): T => rng.pick(xs);
     const digits = (): string => Array.from({ length: 1 + Math.floor(random() * 20) }, () => pick(['0', '1', '5', '9'])).join('');
     // Numbers of every form (some not JSON: a leading 0, an empty fraction), strings whose text
     // looks like numbers or holds escapes, and literals; the parse sorts out what is JSON.
@@ -157,13 +153,8 @@ describe('the scan says when numbers need the exact parse', () => {
       }
       return null;
     };
-    let seed = 0xfeed;
-    const random = (): number => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const rng = new Rng(0xfeed);
+    const random = (): number => rng.next();
     const pieces = ['"', '\\', '\\"', '\\\\', 'ab', 'x', '{', '}', '[', ']', ',', ':', '1', ' '];
     const tight = { maxDepth: 3, maxObjectEntries: 2, maxArrayElements: 3, maxStringLength: 4 };
     const outcomes = new Set<string>();
