@@ -61,6 +61,12 @@ export const toBase64Raw = (bytes: Uint8Array): string => toBase64(bytes).replac
 export const toBase64Url = (bytes: Uint8Array): string =>
   toBase64Raw(bytes).replace(/\+/g, '-').replace(/\//g, '_');
 
+/** base64url (RFC 4648 §5; padding tolerated); null when it is not. */
+export function fromBase64Url(s: string): Uint8Array | null {
+  const bare = s.replace(/=+$/, '');
+  return /^[A-Za-z0-9_-]*$/.test(bare) ? fromBase64(bare.replace(/-/g, '+').replace(/_/g, '/')) : null;
+}
+
 /** Decodes standard base64, with or without padding. */
 export function fromBase64(b64: string): Uint8Array | null {
   const s = b64.trim();

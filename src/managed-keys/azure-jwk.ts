@@ -2,7 +2,7 @@
 // (WebCrypto imports the JWK and exports SPKI), the JWS algorithm for a signature request, and
 // ECDSA signatures between Key Vault's raw r‖s and the ASN.1 DER the ManagedKey interface speaks.
 
-import { fromBase64 } from '../crypto/encoding';
+import { fromBase64Url } from '../crypto/encoding';
 import { toPem } from '../crypto/pem';
 import { AsnEcSignatureFormatter } from '../crypto/pki/x509';
 import { hashLength, type HashName } from '../crypto/transit/hashes';
@@ -25,12 +25,6 @@ type Curve = NonNullable<PublicKeyInfo['curve']>;
 const CURVES: readonly Curve[] = ['P-256', 'P-384', 'P-521'];
 const RSA_TYPES = ['RSA', 'RSA-HSM'];
 const EC_TYPES = ['EC', 'EC-HSM'];
-
-/** base64url (padding tolerated); null when it is not. */
-export function fromBase64Url(s: string): Uint8Array | null {
-  const bare = s.replace(/=+$/, '');
-  return /^[A-Za-z0-9_-]*$/.test(bare) ? fromBase64(bare.replace(/-/g, '+').replace(/_/g, '/')) : null;
-}
 
 /** The bundle's key version and public key; a 400 for a disabled key or one that cannot sign. */
 export async function keyFromBundle(bundle: KeyBundle, name: string): Promise<AzureKey> {

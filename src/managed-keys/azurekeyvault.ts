@@ -3,10 +3,10 @@
 // latest version is read (GET /keys/<name>) and every operation of this instance goes to that
 // version, so a signature always matches the public key the caller was shown.
 
-import { toBase64Url } from '../crypto/encoding';
+import { fromBase64Url, toBase64Url } from '../crypto/encoding';
 import type { HashName } from '../crypto/transit/hashes';
 import { azureTarget, keyUrl } from './azure-endpoints';
-import { derToRaw, fromBase64Url, keyFromBundle, oaepAlgorithm, rawToDer, signAlgorithm, type AzureKey, type KeyBundle } from './azure-jwk';
+import { derToRaw, keyFromBundle, oaepAlgorithm, rawToDer, signAlgorithm, type AzureKey, type KeyBundle } from './azure-jwk';
 import { vaultCall, type VaultContext } from './azure-vault';
 import { ManagedKeyError, type BackendDeps, type KeyUsage, type ManagedKey, type ManagedKeyEntry, type SignOptions } from './types';
 

@@ -19,7 +19,7 @@ import {
 } from '@peculiar/asn1-ecc';
 import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { CryptoInputError } from '../errors';
-import { bytesEqual, concatBytes, fromBase64, toBase64 } from '../encoding';
+import { bytesEqual, concatBytes, fromBase64Url, toBase64 } from '../encoding';
 import { readTlv } from './encoded-sequence';
 import { pemBlocks, toPem } from '../pem';
 import { AsnEcSignatureFormatter, cryptoProvider } from './x509';
@@ -125,7 +125,7 @@ const UNCOMPRESSED_POINT = 0x04;
 
 /** A JWK member's bytes (base64url, no padding, as RFC 7518 writes them). */
 function jwkBytes(member: string | undefined): Uint8Array {
-  const bytes = fromBase64((member ?? '').replace(/-/g, '+').replace(/_/g, '/'));
+  const bytes = fromBase64Url(member ?? '');
   if (!bytes || bytes.length === 0) throw new Error('generated EC key: JWK export without its coordinates');
   return bytes;
 }
