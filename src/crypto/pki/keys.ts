@@ -21,6 +21,7 @@ import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { CryptoInputError } from '../errors';
 import { bytesEqual, concatBytes, fromBase64Url, toBase64 } from '../encoding';
 import { readTlv } from './encoded-sequence';
+import { EncodingCache, templated, type DerTemplate, type Slot } from './der-template';
 import { pemBlocks, toPem } from '../pem';
 import { AsnEcSignatureFormatter, cryptoProvider } from './x509';
 
@@ -147,44 +148,22 @@ function sec1Der(privateKey: Uint8Array, curveOid: string, point: Uint8Array | A
 /**
  * A generated key's SEC1 and SPKI: the scalar (an OCTET STRING) and the point (a BIT STRING) have
  * one length per curve, so every key of a curve encodes to the same bytes around them. The library
- * encodes a template once per shape with marker bytes in their places; each key is then the
- * template with its own bytes copied in (a serialization cost ~60 µs per issued certificate).
+ * encodes a template once per shape; each key is then the template with its own bytes copied in
+ * (a serialization cost ~60 µs per issued certificate).
  */
-const templates = new Map<string, { der: Uint8Array; at: number[] }>();
-const MARKERS = [0x5a, 0xa5];
-
-function templated(shape: string, parts: Uint8Array[], encode: (markers: Uint8Array[]) => Uint8Array): Uint8Array {
-  const key = `${shape}|${parts.map((p) => p.length).join('|')}`;
-  let t = templates.get(key);
-  if (!t) {
-    const markers = parts.map((p, i) => new Uint8Array(p.length).fill(MARKERS[i]));
-    const der = encode(markers);
-    t = { der, at: markers.map((m, i) => onlyRun(der, MARKERS[i], m.length)) };
-    templates.set(key, t);
-  }
-  const out = t.der.slice();
-  parts.forEach((p, i) => out.set(p, t.at[i]));
-  return out;
-}
+const keyShapes = new EncodingCache<DerTemplate>(32);
+// ECPrivateKey: the scalar is child 1; the point is in [1] (child 3), after its unused-bits byte.
+const SEC1_SLOTS: Slot[] = [{ path: [3, 0], skip: 1 }, { path: [1] }];
+// SubjectPublicKeyInfo: the point is child 1, after its unused-bits byte.
+const SPKI_SLOTS: Slot[] = [{ path: [1], skip: 1 }];
 
 const sec1Generated = (scalar: Uint8Array, curveOid: string, point: Uint8Array): Uint8Array =>
-  templated(`sec1|${curveOid}`, [point, scalar], ([p, k]) => sec1Der(k, curveOid, p));
+  templated(keyShapes, `sec1|${curveOid}`, SEC1_SLOTS, [point, scalar], ([p, k]) => sec1Der(k, curveOid, p));
 
 const spkiGenerated = (curve: Curve, point: Uint8Array): Uint8Array =>
-  templated(`spki|${curve.oid}`, [point], ([p]) =>
+  templated(keyShapes, `spki|${curve.oid}`, SPKI_SLOTS, [point], ([p]) =>
     u8(AsnConvert.serialize(new SubjectPublicKeyInfo({ algorithm: ecAlgorithmIdentifier(curve), subjectPublicKey: p.slice().buffer }))),
   );
-
-/** Where the one run of `length` bytes equal to `marker` starts in `der`. */
-function onlyRun(der: Uint8Array, marker: number, length: number): number {
-  const starts: number[] = [];
-  for (let i = 0, run = 0; i < der.length; i++) {
-    run = der[i] === marker ? run + 1 : 0;
-    if (run === length) starts.push(i - length + 1);
-  }
-  if (starts.length !== 1) throw new Error('key template: marker bytes not found exactly once');
-  return starts[0];
-}
 
 function nodeKey(privateKey: nodeCrypto.KeyObject, bits: number): PkiKey {
   const pkcs8 = copy(privateKey.export({ format: 'der', type: 'pkcs8' }));
