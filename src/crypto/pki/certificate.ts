@@ -55,7 +55,8 @@ import { CryptoInputError } from '../errors';
 import { bytesEqual, toHex } from '../encoding';
 import { pemBlocks, toPem } from '../pem';
 import { subjectKeyId, verifySignature, type Signer } from './keys';
-import { EncodedSequence, encodedSequenceOf, joinChunks, signedDer } from './encoded-sequence';
+import { EncodedSequence, encodedSequenceOf, joinChunks, readTlv, sequenceContent, signedDer } from './encoded-sequence';
+import { EncodingCache, templated, type DerTemplate, type Slot } from './der-template';
 import { buildName, subjectFieldsFromDer, type SubjectFields } from './names';
 import { serialBytes, serialFromBytes } from './serial';
 
@@ -184,20 +185,39 @@ const ext = (extnID: string, critical: boolean, value: unknown): EncodedExt => (
   der: der(new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) })),
 });
 
-// Extensions that repeat from one issuance to the next (key usage, EKU, AKID, AIA, CRL DP) are
-// encoded once per isolate: encoding is most of what building a certificate costs.
-const EXT_CACHE_MAX = 512;
-const extCache = new Map<string, EncodedExt>();
+// Encodings that repeat from one issuance to the next are kept per isolate (der-template.ts):
+// extensions (key usage, EKU, AKID, AIA, CRL DP, and the SANs of names asked for again), subjects
+// and validities by what they encode; the TBS, the signed certificate and the SKID extension as
+// templates of their shape that each certificate's own bytes are copied into.
+const extCache = new EncodingCache<EncodedExt>(512);
+const cachedExt = (key: string, build: () => EncodedExt): EncodedExt => extCache.get(key, build);
+const subjectCache = new EncodingCache<Uint8Array>(512);
+const validityCache = new EncodingCache<Uint8Array>(64);
+const shapes = new EncodingCache<DerTemplate>(256);
 
-function cachedExt(key: string, build: () => EncodedExt): EncodedExt {
-  let e = extCache.get(key);
-  if (!e) {
-    if (extCache.size >= EXT_CACHE_MAX) extCache.delete(extCache.keys().next().value as string);
-    e = build();
-    extCache.set(key, e);
-  }
-  return e;
+// Where the TBS's variable parts go: the serial's INTEGER, the issuer, validity, subject and public
+// key SEQUENCEs (children 1, 3-6), and the SEQUENCE inside [3] extensions.
+const TBS_SLOTS: Slot[] = [{ path: [1] }, { path: [3] }, { path: [4] }, { path: [5] }, { path: [6] }, { path: [7, 0] }];
+// The certificate's TBS, and its signature after the BIT STRING's unused-bits byte.
+const CERT_SLOTS: Slot[] = [{ path: [0] }, { path: [2], skip: 1 }];
+// The key identifier: the OCTET STRING inside extnValue (child 1: critical is FALSE, so omitted).
+const SKID_SLOTS: Slot[] = [{ path: [1, 0] }];
+
+/** DER times hold whole seconds: the encoding of a validity depends on nothing finer. */
+const wholeSeconds = (d: Date): number => Math.floor(d.getTime() / 1000);
+
+function validityContent(notBefore: Date, notAfter: Date): Uint8Array {
+  const from = wholeSeconds(notBefore);
+  const to = wholeSeconds(notAfter);
+  return validityCache.get(`${from}|${to}`, () =>
+    sequenceContent(der(new Validity({ notBefore: new Date(from * 1000), notAfter: new Date(to * 1000) }))),
+  );
 }
+
+const subjectKeyIdExt = (skid: Uint8Array): EncodedExt => ({
+  oid: id_ce_subjectKeyIdentifier,
+  der: templated(shapes, 'skid', SKID_SLOTS, [skid], ([k]) => ext(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(k)).der),
+});
 
 const uriName = (u: string): GeneralName => new GeneralName({ uniformResourceIdentifier: u });
 
@@ -302,7 +322,8 @@ function positiveInteger(bytes: Uint8Array): ArrayBuffer {
 /** Signs a certificate for the template. Extensions follow Go's CreateCertificate order. */
 export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning): Promise<Uint8Array> {
   // Names and the public key go in as the DER they already are (no parse, no re-encoding).
-  const subjectDer = 'der' in t.subject ? t.subject.der : der(buildName(t.subject));
+  const fields = 'der' in t.subject ? null : t.subject;
+  const subjectDer = fields ? subjectCache.get(JSON.stringify(fields), () => der(buildName(fields))) : (t.subject as { der: Uint8Array }).der;
   const subjectEmpty = subjectDer.length === 2; // SEQUENCE {}
   const issuerDer = issuer.subjectDer ?? subjectDer;
   let skid: Uint8Array;
@@ -331,7 +352,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
     exts.push(ext(id_ce_basicConstraints, true, new BasicConstraints({ cA: false })));
   }
 
-  exts.push(ext(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(skid)));
+  exts.push(subjectKeyIdExt(skid));
   exts.push(cachedExt(`akid|${toHex(akid)}`, () => ext(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(akid) }))));
 
   if (t.ocspServers.length > 0 || t.issuingCertificates.length > 0) {
@@ -342,9 +363,11 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
     exts.push(cachedExt(`aia|${t.ocspServers.join(' ')}|${t.issuingCertificates.join(' ')}`, () => ext(id_pe_authorityInfoAccess, false, new AuthorityInfoAccessSyntax(aia))));
   }
 
-  const sanNames = sanGeneralNames(t.sans);
   // RFC 5280 4.2.1.6: with an empty subject the SAN extension is critical.
-  if (sanNames.length > 0) exts.push(ext(id_ce_subjectAltName, subjectEmpty, new SubjectAlternativeName(sanNames)));
+  if (sanCount(t.sans) > 0) {
+    const key = `san|${subjectEmpty}|${JSON.stringify(t.sans)}`;
+    exts.push(cachedExt(key, () => ext(id_ce_subjectAltName, subjectEmpty, new SubjectAlternativeName(sanGeneralNames(t.sans)))));
+  }
 
   if (t.permittedDnsDomains.length > 0) {
     const permitted = new GeneralSubtrees(
@@ -379,19 +402,36 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
     exts.push({ oid, der: raw });
   }
 
-  const tbs = new CertTbs({
-    serialNumber: positiveInteger(serialBytes(t.serial)),
-    signature: algorithmDer(issuer.signer),
-    issuer: encodedSequenceOf(issuerDer),
-    validity: new Validity({ notBefore: t.notBefore, notAfter: t.notAfter }),
-    subject: encodedSequenceOf(subjectDer),
-    subjectPublicKeyInfo: encodedSequenceOf(t.spki),
-    extensions: new EncodedSequence(joinChunks(exts.map((e) => e.der), exts.reduce((n, e) => n + e.der.length, 0))),
-  });
-  const tbsDer = der(tbs);
+  const { goName } = issuer.signer;
+  const parts = [
+    new Uint8Array(positiveInteger(serialBytes(t.serial))),
+    sequenceContent(issuerDer),
+    validityContent(t.notBefore, t.notAfter),
+    sequenceContent(subjectDer),
+    sequenceContent(t.spki),
+    joinChunks(exts.map((e) => e.der), exts.reduce((n, e) => n + e.der.length, 0)),
+  ];
+  const tbsDer = templated(shapes, `tbs|${goName}`, TBS_SLOTS, parts, ([serial, issuerName, validity, subject, spki, extensions]) =>
+    der(
+      new CertTbs({
+        serialNumber: serial.slice().buffer,
+        signature: algorithmDer(issuer.signer),
+        issuer: new EncodedSequence(issuerName),
+        validity: new EncodedSequence(validity),
+        subject: new EncodedSequence(subject),
+        subjectPublicKeyInfo: new EncodedSequence(spki),
+        extensions: new EncodedSequence(extensions),
+      }),
+    ),
+  );
+  const signature = await issuer.signer.sign(tbsDer);
   // The certificate wraps the bytes just signed (serializing the TBS again would cost as much).
-  return signedDer(tbsDer, issuer.signer.signatureAlgorithm, await issuer.signer.sign(tbsDer));
+  const tbsContent = tbsDer.subarray(readTlv(tbsDer, 0, tbsDer.length).contentStart);
+  return templated(shapes, `cert|${goName}`, CERT_SLOTS, [tbsContent, signature], ([tbs, sig]) =>
+    signedDer(der(new EncodedSequence(tbs)), issuer.signer.signatureAlgorithm, sig),
+  );
 }
+
 
 // A signer's AlgorithmIdentifier, encoded once per algorithm (the Go name includes the hash and,
 // for PSS, fixes the parameters).
@@ -415,7 +455,7 @@ class CertTbs {
   serialNumber: ArrayBuffer = new ArrayBuffer(0);
   signature = new EncodedSequence();
   issuer = new EncodedSequence();
-  validity = new Validity();
+  validity = new EncodedSequence();
   subject = new EncodedSequence();
   subjectPublicKeyInfo = new EncodedSequence();
   extensions?: EncodedSequence;
@@ -428,7 +468,7 @@ AsnProp({ type: AsnPropTypes.Integer, context: 0, defaultValue: Version.v1 })(Ce
 AsnProp({ type: AsnPropTypes.Integer, converter: AsnIntegerArrayBufferConverter })(CertTbs.prototype, 'serialNumber');
 AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'signature');
 AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'issuer');
-AsnProp({ type: Validity })(CertTbs.prototype, 'validity');
+AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'validity');
 AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'subject');
 AsnProp({ type: EncodedSequence })(CertTbs.prototype, 'subjectPublicKeyInfo');
 AsnProp({ type: EncodedSequence, context: 3, optional: true })(CertTbs.prototype, 'extensions');

@@ -67,9 +67,12 @@ export function readTlv(buf: Uint8Array, offset: number, limit: number): Tlv {
 }
 
 
-/** A DER SEQUENCE (a Name, a SubjectPublicKeyInfo) as an EncodedSequence, so it is written as-is. */
-export function encodedSequenceOf(der: Uint8Array): EncodedSequence {
+/** The content of one DER SEQUENCE (a Name, a SubjectPublicKeyInfo): what follows its tag and length. */
+export function sequenceContent(der: Uint8Array): Uint8Array {
   const t = readTlv(der, 0, der.length);
   if (t.tagClass !== 1 || t.tagNumber !== 16 || t.end !== der.length) throw new Error('expected one DER SEQUENCE');
-  return new EncodedSequence(der.subarray(t.contentStart, t.end));
+  return der.subarray(t.contentStart, t.end);
 }
+
+/** A DER SEQUENCE as an EncodedSequence, so it is written as-is. */
+export const encodedSequenceOf = (der: Uint8Array): EncodedSequence => new EncodedSequence(sequenceContent(der));

@@ -14,6 +14,8 @@ import {
   RelativeDistinguishedName,
   UserNotice,
   CertificatePolicies,
+  Certificate as AsnCertificate,
+  Validity,
 } from '@peculiar/asn1-x509';
 import { asCofferError, CofferError } from '../../../../src/framework/errors';
 import { toHex } from '../../../../src/crypto/encoding';
@@ -28,10 +30,12 @@ import {
   verifySignedBy,
   type CertTemplate,
   type IssuerForSigning,
+  type SubjectFields,
 } from '../../../../src/crypto/pki/certificate';
 import { encodePrivateKey, generateKey, signerFor, subjectKeyId, type PkiKey, type PkiKeyType } from '../../../../src/crypto/pki/keys';
 import { randomSerial } from '../../../../src/crypto/pki/serial';
 import { certTemplate } from '../../../helpers/pki';
+import { Rng } from '../../../helpers/fuzz/random';
 import {
   AuthorityInfoAccessExtension,
   AuthorityKeyIdentifierExtension,
@@ -390,6 +394,15 @@ describe('extensions', () => {
     expect(x.getExtension(SubjectAlternativeNameExtension)!.critical).toBe(true);
   });
 
+  it('the same SANs are critical or not by the subject of each certificate, in either order', async () => {
+    const key = await generateKey('ec', 256);
+    const sans = { ...emptySans(), dnsNames: ['same-sans.example.com'] };
+    const critical = async (subject: SubjectFields): Promise<boolean> =>
+      new X509Certificate(await selfSigned(key, { subject, sans })).getExtension(SubjectAlternativeNameExtension)!.critical;
+    const named = { ...emptySubject(), commonName: 'named' };
+    expect([await critical(named), await critical(emptySubject()), await critical(named), await critical(emptySubject())]).toEqual([false, true, false, true]);
+  });
+
   it('copies extra extensions unless the template already sets that OID', async () => {
     const key = await generateKey('ec', 256);
     const custom = new AsnExtension({ extnID: '1.2.3.99', critical: false, extnValue: new OctetString(new Uint8Array([5, 0])) });
@@ -467,6 +480,87 @@ describe('serials and validity', () => {
     expect(p.notAfter.toISOString()).toBe('9999-12-31T23:59:59.000Z');
     const n = new nc.X509Certificate(der);
     expect(new Date(n.validTo).toISOString()).toBe('9999-12-31T23:59:59.000Z');
+  });
+
+  it('certificates sharing a notBefore or a notAfter each get their own validity', async () => {
+    const key = await generateKey('ec', 256);
+    const at = (iso: string): Date => new Date(iso);
+    const pairs: [string, string][] = [
+      ['2031-01-01T00:00:00.100Z', '2031-02-01T00:00:00Z'],
+      ['2031-01-01T00:00:00.900Z', '2031-03-01T00:00:00Z'],
+      ['2031-01-01T00:00:01Z', '2031-03-01T00:00:00Z'],
+      ['2031-01-01T00:00:00Z', '2031-02-01T00:00:00.999Z'],
+    ];
+    for (const [from, to] of pairs) {
+      const p = parseCertificate(await selfSigned(key, { notBefore: at(from), notAfter: at(to) }));
+      expect([p.notBefore.toISOString(), p.notAfter.toISOString()]).toEqual([from.replace(/\.\d+Z$/, 'Z'), to.replace(/\.\d+Z$/, 'Z')].map((d) => at(d).toISOString()));
+    }
+  });
+
+  it('a validity is encoded the same whatever its milliseconds: it is kept by the second', () => {
+    const encode = (d: Date): string => toHex(new Uint8Array(AsnConvert.serialize(new Validity({ notBefore: d, notAfter: d }))));
+    for (const iso of ['2024-05-06T07:08:09', '2049-12-31T23:59:59', '2050-01-01T00:00:00', '9999-12-31T23:59:59']) {
+      const whole = new Date(`${iso}.000Z`);
+      for (const ms of [1, 500, 999]) expect(encode(new Date(whole.getTime() + ms))).toBe(encode(whole));
+    }
+  });
+});
+
+describe('encodings kept from one certificate to the next', () => {
+  const label = (rng: Rng, n: number): string => Array.from({ length: n }, () => rng.pick([...'abcdefghijklmnopqrstuvwxyz0123456789'])).join('');
+  const hexSerial = (rng: Rng): string => {
+    const n = rng.pick([1, 8, 19, 20]);
+    const b = Array.from({ length: n }, () => rng.int(0, 255));
+    b[0] = rng.chance(0.5) ? b[0] | 0x80 : Math.max(1, b[0] & 0x7f); // a high first bit gets a 0x00 before it
+    return b.map((x) => x.toString(16).padStart(2, '0')).join(':');
+  };
+
+  it('certificates of many shapes in a row each read back as asked and re-encode to the same bytes', async () => {
+    const rng = new Rng(0xce47);
+    const issuers: { key: PkiKey; issuer: IssuerForSigning }[] = [];
+    for (const [type, bits] of [['ec', 256], ['rsa', 2048], ['ed25519', 0]] as const) {
+      const key = await generateKey(type, bits);
+      issuers.push({ key, issuer: await issuerFor(await selfSigned(key, { subject: { ...emptySubject(), commonName: `${type} CA` } }), key) });
+    }
+    const leaves = [await generateKey('ec', 256), await generateKey('ec', 384), await generateKey('ed25519', 0)];
+    for (let i = 0; i < 90; i++) {
+      const { key: caKey, issuer } = rng.pick(issuers);
+      const leaf = rng.pick(leaves);
+      // Lengths that repeat, so shapes are reused, and that cross DER's 128-byte length boundary.
+      const name = (): string => `${label(rng, rng.pick([3, 40, 110, 130]))}.example.com`;
+      const commonName = rng.chance(0.15) ? '' : name();
+      const dnsNames = Array.from({ length: rng.int(commonName ? 0 : 1, 3) }, name);
+      const ips = rng.chance(0.2) ? [`10.0.${rng.int(0, 255)}.${rng.int(1, 254)}`] : [];
+      const notBefore = new Date(Date.UTC(rng.int(2000, 2049), rng.int(0, 11), rng.int(1, 28), rng.int(0, 23), rng.int(0, 59), rng.int(0, 59), rng.int(0, 999)));
+      const notAfter = new Date(notBefore.getTime() + rng.pick([3600, 86_400 * 30, 86_400 * 365 * 40]) * 1000 + rng.int(0, 999));
+      const serial = hexSerial(rng);
+      const organization = rng.chance(0.3) ? [`Org ${label(rng, rng.int(1, 20))}`] : [];
+      const t = template(leaf, { serial, subject: { ...emptySubject(), commonName, organization }, sans: { ...emptySans(), dnsNames, ips }, notBefore, notAfter, keyUsage: ['DigitalSignature'], extKeyUsage: ['ServerAuth'] });
+      const der = await buildCertificate(t, issuer);
+      const what = `certificate ${i} (CN ${commonName.length} chars, ${dnsNames.length} DNS names, serial ${serial}, by ${caKey.type})`;
+
+      // The library's own schema reads it and writes it back to the same bytes.
+      expect(toHex(new Uint8Array(AsnConvert.serialize(AsnConvert.parse(der, AsnCertificate)))), what).toBe(toHex(der));
+      const p = parseCertificate(der);
+      expect(p.serial, what).toBe(serial);
+      expect(p.subject.commonName, what).toBe(commonName);
+      expect(p.subject.organization, what).toEqual(organization);
+      expect(p.sans.dnsNames, what).toEqual(dnsNames);
+      expect(p.sans.ips, what).toEqual(ips);
+      expect(p.notBefore.getTime(), what).toBe(Math.floor(notBefore.getTime() / 1000) * 1000);
+      expect(p.notAfter.getTime(), what).toBe(Math.floor(notAfter.getTime() / 1000) * 1000);
+      expect(toHex(p.spki), what).toBe(toHex(leaf.spki));
+      expect(toHex(p.skid!), what).toBe(toHex(await subjectKeyId(leaf.spki)));
+      expect(toHex(p.akid!), what).toBe(toHex(issuer.skid));
+      expect(toHex(p.issuerDer), what).toBe(toHex(issuer.subjectDer!));
+      expect(p.keyUsage, what).toEqual(['DigitalSignature']);
+      expect(p.extKeyUsage, what).toEqual(['ServerAuth']);
+      expect(await verifySignedBy(p, caKey.spki), what).toBe(true);
+      // OpenSSL's parser (node:crypto) reads the serial and the dates too.
+      const n = new nc.X509Certificate(der);
+      expect(BigInt(`0x${n.serialNumber}`), what).toBe(BigInt(`0x${serial.replace(/:/g, '')}`));
+      expect(new Date(n.validTo).getTime(), what).toBe(p.notAfter.getTime());
+    }
   });
 });
 
