@@ -17,12 +17,11 @@ import {
 } from '@peculiar/asn1-x509';
 import { CryptoInputError } from '../errors';
 import { pemBlocks } from '../pem';
-import { decodeExtensions, keyUsageFlags, rawSequenceItems, sanGeneralNames, type SanSet } from './certificate';
-import { publicKeyInfo, verifySignature, type PkiKey, type Signer } from './keys';
-import { buildName, subjectFieldsFromDer, type SubjectFields } from './names';
+import { decodeExtensions, keyUsageFlags, sanGeneralNames, type SanSet } from './certificate';
+import { csrParts, ID_EXTENSION_REQUEST, type CsrParts } from './csr-parts';
+import { parsedKeyInfo, verifySignature, type PkiKey, type Signer } from './keys';
+import { buildName, subjectFields, type SubjectFields } from './names';
 
-/** PKCS#9 extensionRequest attribute. */
-const ID_EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
 
 export interface CsrTemplate {
   subject: SubjectFields;
@@ -71,6 +70,8 @@ export interface ParsedCsr {
   subjectDer: Uint8Array;
   sans: SanSet;
   spki: Uint8Array;
+  /** The public key's type and size (publicKeyInfo of spki). */
+  keyInfo: { type: PkiKey['type']; bits: number };
   /** null: no key usage extension. */
   keyUsage: string[] | null;
   extKeyUsage: string[] | null;
@@ -91,50 +92,39 @@ export async function parseCsr(pem: string): Promise<ParsedCsr> {
   const block = pemBlocks(pem)[0];
   if (!block) throw new CryptoInputError('csr contains no data');
 
-  let csr: CertificationRequest;
-  let infoDer: Uint8Array;
-  let subjectDer: Uint8Array;
-  let spki: Uint8Array;
-  let exts: Extension[] = [];
+  let parts: CsrParts;
   try {
-    csr = AsnConvert.parse(block.der, CertificationRequest);
-    const info = csr.certificationRequestInfo;
-    infoDer = new Uint8Array(csr.certificationRequestInfoRaw ?? AsnConvert.serialize(info));
-    // version, subject, subjectPKInfo: exact bytes, so a verbatim copy keeps the CSR's encoding
-    const raw = rawSequenceItems(infoDer);
-    subjectDer = raw[1].der;
-    spki = raw[2].der;
-    for (const attr of info.attributes ?? []) {
-      if (attr.type !== ID_EXTENSION_REQUEST) continue;
-      for (const v of attr.values) exts = exts.concat(Array.from(AsnConvert.parse(v, Extensions)));
-    }
+    parts = csrParts(new Uint8Array(block.der));
   } catch (e) {
     return parseError(e);
   }
+  const { infoDer, subjectDer, spki } = parts;
 
+  let keyInfo: ParsedCsr['keyInfo'];
   try {
-    publicKeyInfo(spki);
+    keyInfo = parsedKeyInfo(parts.publicKey);
   } catch {
     throw new CryptoInputError(
       'Refusing to sign CSR with empty PublicKey. This usually means the SubjectPublicKeyInfo field has an OID not recognized by Go, such as 1.2.840.113549.1.1.10 for rsaPSS.',
     );
   }
-  if (!(await verifySignature(spki, csr.signatureAlgorithm, infoDer, new Uint8Array(csr.signature)))) {
+  if (!(await verifySignature(spki, parts.signatureAlgorithm, infoDer, parts.signature, keyInfo))) {
     throw new CryptoInputError('request signature invalid');
   }
 
   let decoded: ReturnType<typeof decodeExtensions>;
   try {
-    decoded = decodeExtensions(exts);
+    decoded = decodeExtensions(parts.extensions);
   } catch (e) {
     return parseError(e);
   }
   return {
     der: new Uint8Array(block.der),
-    subject: subjectFieldsFromDer(subjectDer),
+    subject: subjectFields(parts.subject),
     subjectDer,
     sans: decoded.sans,
     spki,
+    keyInfo,
     keyUsage: decoded.keyUsage,
     extKeyUsage: decoded.extKeyUsage,
     extKeyUsageOids: decoded.extKeyUsageOids,

@@ -48,6 +48,7 @@ export function signedDer(tbs: Uint8Array, algorithm: AlgorithmIdentifier, signa
 export interface Tlv {
   tagClass: number; // 1 universal, 2 application, 3 context, 4 private
   tagNumber: number;
+  constructed: boolean;
   start: number;
   contentStart: number;
   end: number;
@@ -63,7 +64,7 @@ export function readTlv(buf: Uint8Array, offset: number, limit: number): Tlv {
   if (head.lenBlock.isIndefiniteForm) throw new Error('indefinite length is not DER');
   const end = contentStart + head.lenBlock.length;
   if (end > limit) throw new Error('DER element runs past its container');
-  return { tagClass: head.idBlock.tagClass, tagNumber: head.idBlock.tagNumber, start: offset, contentStart, end };
+  return { tagClass: head.idBlock.tagClass, tagNumber: head.idBlock.tagNumber, constructed: head.idBlock.isConstructed, start: offset, contentStart, end };
 }
 
 

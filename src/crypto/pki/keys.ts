@@ -10,7 +10,6 @@ import { RSAPrivateKey, RSAPublicKey, RsaSaPssParams, id_rsaEncryption, id_RSASS
 import {
   ECParameters,
   ECPrivateKey,
-  ECDSASigValue,
   id_ecPublicKey,
   id_secp224r1,
   id_secp256r1,
@@ -310,6 +309,11 @@ export function publicKeyInfo(spki: Uint8Array): { type: PkiKeyType; bits: numbe
   } catch {
     throw new CryptoInputError('failed to parse public key');
   }
+  return parsedKeyInfo(info);
+}
+
+/** publicKeyInfo of a SubjectPublicKeyInfo already parsed. */
+export function parsedKeyInfo(info: SubjectPublicKeyInfo): { type: PkiKeyType; bits: number } {
   const oid = info.algorithm.algorithm;
   if (oid === id_rsaEncryption) {
     const pub = AsnConvert.parse(info.subjectPublicKey, RSAPublicKey);
@@ -693,11 +697,13 @@ export async function verifySignature(
   signatureAlgorithm: AlgorithmIdentifier,
   data: Uint8Array,
   signature: Uint8Array,
+  /** publicKeyInfo(spki), when the caller has it already. */
+  keyInfo?: { type: PkiKeyType; bits: number },
 ): Promise<boolean> {
   try {
     const alg = verifyAlgorithm(signatureAlgorithm);
     if (!alg) return false;
-    const info = publicKeyInfo(spki);
+    const info = keyInfo ?? publicKeyInfo(spki);
     if ((alg.name === 'ECDSA') !== (info.type === 'ec') || (alg.name === 'Ed25519') !== (info.type === 'ed25519')) return false;
     const curve = info.type === 'ec' ? curveByBits(info.bits)! : undefined;
     if (curve && isNodeCurve(curve)) {
@@ -711,8 +717,7 @@ export async function verifySignature(
     );
     let sig = signature;
     if (curve) {
-      // DER ECDSA-Sig-Value → r||s padded to the curve size.
-      AsnConvert.parse(signature, ECDSASigValue);
+      // DER ECDSA-Sig-Value → r||s padded to the curve size (the formatter parses it with its schema).
       sig = u8(new AsnEcSignatureFormatter().toWebSignature({ name: 'ECDSA', namedCurve: curve.web }, signature)!);
     }
     return await crypto.subtle.verify(alg, key, sig, data);

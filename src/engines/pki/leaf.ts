@@ -4,7 +4,7 @@
 
 import { buildCertificate, type CertTemplate } from '../../crypto/pki/certificate';
 import type { ParsedCsr } from '../../crypto/pki/csr';
-import { generateKey, publicKeyInfo, subjectKeyId, type PkiKey } from '../../crypto/pki/keys';
+import { generateKey, subjectKeyId, type PkiKey } from '../../crypto/pki/keys';
 import { randomSerial, timeOrderedSerial } from '../../crypto/pki/serial';
 import type { LogicalRequest, LogicalResponse, MountConfigView } from '../../framework/backend';
 import { asCofferError, badRequest, CofferError } from '../../framework/errors';
@@ -150,14 +150,8 @@ export async function freshSerial(req: LogicalRequest): Promise<string> {
  * says `any`, and the size must reach the role's key_bits (`any`: RSA 2048, EC 224).
  */
 export function checkCsrKey(role: RoleEntry, csr: ParsedCsr): void {
-  let info: { type: PkiKey['type']; bits: number };
-  try {
-    info = publicKeyInfo(csr.spki);
-  } catch {
-    throw badRequest(
-      'Refusing to sign CSR with empty PublicKey. This usually means the SubjectPublicKeyInfo field has an OID not recognized by Go, such as 1.2.840.113549.1.1.10 for rsaPSS.',
-    );
-  }
+  // parseCsr refused a key publicKeyInfo could not read, with Vault's text for it.
+  const info = csr.keyInfo;
   let min = role.keyBits;
   if (role.keyType === 'any') {
     if (info.type === 'rsa' && info.bits < 2048) throw badRequest('RSA keys < 2048 bits are unsafe and not supported');

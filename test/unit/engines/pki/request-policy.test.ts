@@ -39,6 +39,7 @@ function csr(subject: Partial<SubjectFields> = {}, sans: Partial<SanSet> = {}): 
     subjectDer: new Uint8Array(0),
     sans: { ...emptySans(), ...sans },
     spki: new Uint8Array(0),
+    keyInfo: { type: 'ec', bits: 256 },
     keyUsage: null,
     extKeyUsage: null,
     extKeyUsageOids: [],
