@@ -1,5 +1,6 @@
 """hvac's PKI methods (client.secrets.pki.*), every one. Certificates are checked with openssl."""
 
+import calendar
 import os
 import subprocess
 import tempfile
@@ -98,6 +99,31 @@ class Pki(ClientTest):
         listed = [k for k in self.pki.list_certificates(mount_point=self.mount)["data"]["keys"] if k in serials]
         self.assertEqual(listed, sorted(serials))
         self.assertEqual(len(set(serials)), 3)
+
+    def test_certificates_in_a_row_read_back_as_asked(self):
+        # Certificates share their encoding's shape when their parts' lengths match, and subjects,
+        # SANs and validities are kept once encoded: names, lengths and TTLs vary and repeat here,
+        # and each certificate must still say what its own request asked.
+        labels = ["a", "b" * 40, "c" * 63, "a", "d" * 40, "b" * 40]
+        for i, label in enumerate(labels):
+            name = f"{label}.row.example.com"
+            alt = f"{'e' * (i * 9 + 1)}.example.com"
+            ttl = 3600 * (1 + i % 3)
+            issued = self.pki.generate_certificate("web", name, extra_params={"alt_names": alt, "ttl": f"{ttl}s"}, mount_point=self.mount)["data"]
+            pem = issued["certificate"]
+            self.assertIn("OK", verify(pem, self.root_pem))
+            self.assertEqual(openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", stdin=pem).strip(), f"subject=CN={name}")
+            sans = openssl("x509", "-noout", "-ext", "subjectAltName", stdin=pem).split("\n")[1].strip().split(", ")
+            self.assertEqual(sorted(sans), sorted([f"DNS:{alt}", f"DNS:{name}"]))
+            self.assertEqual(openssl("x509", "-noout", "-serial", stdin=pem).strip(), "serial=" + issued["serial_number"].replace(":", "").upper())
+            dates = dict(line.split("=", 1) for line in openssl("x509", "-noout", "-dates", stdin=pem).splitlines())
+            seconds = {k: calendar.timegm(time.strptime(v, "%b %d %H:%M:%S %Y GMT")) for k, v in dates.items()}
+            lifetime = seconds["notAfter"] - seconds["notBefore"]
+            self.assertEqual(lifetime, ttl + 30)  # the 30 s backdate
+        for name in ["csr-a.example.com", "csr-" + "f" * 40 + ".example.com", "csr-a.example.com"]:
+            signed = self.pki.sign_certificate("web", new_csr(name), name, mount_point=self.mount)["data"]["certificate"]
+            self.assertIn("OK", verify(signed, self.root_pem))
+            self.assertEqual(openssl("x509", "-noout", "-subject", "-nameopt", "RFC2253", stdin=signed).strip(), f"subject=CN={name}")
 
     def test_issue_refuses_names_outside_the_role(self):
         with self.assertRaises(hvac.exceptions.InvalidRequest):

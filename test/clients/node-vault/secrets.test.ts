@@ -1,6 +1,9 @@
 // node-vault against the secrets engines: its transit methods (which address the engine at
 // transit/), KV v2 with destroySecretVersions, and PKI through the generic methods.
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { failure, unique, vault } from './client';
 
@@ -98,5 +101,34 @@ describe('PKI', () => {
     const text2 = execFileSync('openssl', ['x509', '-noout', '-serial'], { input: (await root.read(`${mount}/cert/${serials[0]}`)).data.certificate, encoding: 'utf8' });
     expect(text2.trim()).toBe(`serial=${serials[0].replace(/:/g, '').toUpperCase()}`);
     expect(Math.abs(parseInt(serials[0].replace(/:/g, '').slice(0, 12), 16) - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('certificates issued in a row by a no_store role each hold what their own request asked', async () => {
+    // Issued in the Worker, where certificates of one shape share an encoding and names once
+    // encoded are kept: names, lengths, IP SANs and TTLs vary and repeat.
+    const mount = unique('pki');
+    await root.mount({ mount_point: mount, type: 'pki', config: { max_lease_ttl: '8760h' } });
+    const ca = (await root.write(`${mount}/root/generate/internal`, { common_name: 'node-vault row root', ttl: '8760h', key_type: 'ec' })).data.certificate;
+    await root.write(`${mount}/roles/row`, { allowed_domains: ['example.com'], allow_subdomains: true, allow_ip_sans: true, key_type: 'ec', no_store: true });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'node-vault-pki-'));
+    try {
+      const caFile = path.join(dir, 'ca.pem');
+      writeFileSync(caFile, ca);
+      const openssl = (args: string[], input: string) => execFileSync('openssl', args, { input, encoding: 'utf8' }).trim();
+      for (const [i, label] of ['a', 'b'.repeat(40), 'a', 'c'.repeat(63), 'b'.repeat(40)].entries()) {
+        const name = `${label}.row.example.com`;
+        const ip = `10.0.${i}.${i * 50 + 1}`;
+        const issued = (await root.write(`${mount}/issue/row`, { common_name: name, ip_sans: ip, ttl: `${(i % 2) + 1}h` })).data;
+        const pem = issued.certificate as string;
+        expect(openssl(['verify', '-CAfile', caFile], pem)).toBe('stdin: OK');
+        expect(openssl(['x509', '-noout', '-subject', '-nameopt', 'RFC2253'], pem)).toBe(`subject=CN=${name}`);
+        expect(openssl(['x509', '-noout', '-ext', 'subjectAltName'], pem).split('\n')[1].trim()).toBe(`DNS:${name}, IP Address:${ip}`);
+        expect(openssl(['x509', '-noout', '-serial'], pem)).toBe(`serial=${(issued.serial_number as string).replace(/:/g, '').toUpperCase()}`);
+        const dates = Object.fromEntries(openssl(['x509', '-noout', '-dates'], pem).split('\n').map((l) => l.split('=')));
+        expect((Date.parse(dates.notAfter) - Date.parse(dates.notBefore)) / 1000).toBe(((i % 2) + 1) * 3600 + 30);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
