@@ -432,7 +432,6 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
   );
 }
 
-
 // A signer's AlgorithmIdentifier, encoded once per algorithm (the Go name includes the hash and,
 // for PSS, fixes the parameters).
 const algorithms = new Map<string, EncodedSequence>();

@@ -22,7 +22,6 @@ import { csrParts, ID_EXTENSION_REQUEST, type CsrParts } from './csr-parts';
 import { parsedKeyInfo, verifySignature, type PkiKey, type Signer } from './keys';
 import { buildName, subjectFields, type SubjectFields } from './names';
 
-
 export interface CsrTemplate {
   subject: SubjectFields;
   sans: SanSet;

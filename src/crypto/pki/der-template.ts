@@ -3,7 +3,8 @@
 // wrote. Whole values (a subject, a SAN extension, a validity) are kept by what they encode;
 // templates are a shape encoded once with placeholder contents, which each value's own bytes are
 // copied over. Encoding is most of what issuing a certificate costs in JavaScript (asn1js takes
-// ≈ 5 µs for one OID), and none of it is secret: no private key passes through here.
+// ≈ 5 µs for one OID). Nothing kept is secret: a template holds placeholders, never a value's
+// bytes, so a private key copied into one (a generated key's SEC1) is only in the copy returned.
 
 import { readTlv } from './encoded-sequence';
 
