@@ -409,7 +409,16 @@ export function matchesSpecialPath(patterns: readonly string[] | undefined, path
   if (!patterns || patterns.length === 0) return false;
   let matcher = specialMatchers.get(patterns);
   if (!matcher) specialMatchers.set(patterns, (matcher = compileSpecialPaths(patterns)));
-  return matcher.exact.has(path) || matcher.prefixes.some((p) => path.startsWith(p)) || (matcher.globs !== null && matcher.globs.test(path));
+  // A request asks up to four lists about its path, twice for some: the answers of recent paths
+  // are kept, as matchPath keeps its matches.
+  const known = matcher.recent.get(path);
+  if (known !== undefined) return known;
+  const answer = matcher.exact.has(path) || matcher.prefixes.some((p) => path.startsWith(p)) || (matcher.globs !== null && matcher.globs.test(path));
+  if (path.length <= RECENT_PATH_LENGTH) {
+    if (matcher.recent.size >= RECENT_MATCHES) matcher.recent.clear();
+    matcher.recent.set(path, answer);
+  }
+  return answer;
 }
 
 /** A backend's special paths, compiled once: they are asked about on every request (PKI has ~40). */
@@ -418,6 +427,8 @@ interface SpecialPaths {
   prefixes: string[];
   /** The '+' patterns as one expression (null: none). */
   globs: RegExp | null;
+  /** Answers for paths asked recently (RECENT_MATCHES at most, then it starts again). */
+  recent: Map<string, boolean>;
 }
 
 const specialMatchers = new WeakMap<readonly string[], SpecialPaths>();
@@ -431,7 +442,7 @@ function compileSpecialPaths(patterns: readonly string[]): SpecialPaths {
     else if (p.endsWith('*')) prefixes.push(p.slice(0, -1));
     else exact.add(p);
   }
-  return { exact, prefixes, globs: globs.length > 0 ? new RegExp(`^(?:${globs.join('|')})`) : null };
+  return { exact, prefixes, globs: globs.length > 0 ? new RegExp(`^(?:${globs.join('|')})`) : null, recent: new Map() };
 }
 
 /** A '+' pattern as an expression: '+' is one segment, a trailing '*' any rest. */

@@ -41,4 +41,17 @@ describe('matchesSpecialPath', () => {
       'unified-ocsp', 'unified-ocsp/abc', 'roles/web', 'sign/web', 'acme/directory', 'issuer/d/acme/new-order', 'roles/r/acme/x', ''];
     for (const path of paths) expect(matchesSpecialPath(patterns, path), path).toBe(patterns.some((p) => one(p, path)));
   });
+
+  it('answers a path asked again as the first time, past the memory of recent paths and for long paths', () => {
+    // Answers are kept per list for recent paths (512, then the memory starts again), not for
+    // paths over 256 characters: each list keeps its own, and none leaks into another.
+    const lists = [['cert/*', 'issuer/+/pem'], ['cert/x', 'issue/*'], ['issuer/+/pem']];
+    const paths: string[] = [];
+    for (let i = 0; i < 700; i++) paths.push(i % 3 === 0 ? `cert/${i}` : i % 3 === 1 ? `issuer/${i}/pem` : `issue/${'n'.repeat(i % 300)}`);
+    const expected = (list: string[], path: string): boolean =>
+      list.some((p) => (p.includes('+') ? new RegExp(`^${p.replace('+', '[^/]+')}$`).test(path) : p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+    for (let round = 0; round < 3; round++) {
+      for (const path of paths) for (const list of lists) expect(matchesSpecialPath(list, path), `${round} ${path}`).toBe(expected(list, path));
+    }
+  });
 });
