@@ -214,6 +214,8 @@ function validityContent(notBefore: Date, notAfter: Date): Uint8Array {
   );
 }
 
+const subjectNameDer = (fields: SubjectFields): Uint8Array => subjectCache.get(JSON.stringify(fields), () => der(buildName(fields)));
+
 const subjectKeyIdExt = (skid: Uint8Array): EncodedExt => ({
   oid: id_ce_subjectKeyIdentifier,
   der: templated(shapes, 'skid', SKID_SLOTS, [skid], ([k]) => ext(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(k)).der),
@@ -322,8 +324,7 @@ function positiveInteger(bytes: Uint8Array): ArrayBuffer {
 /** Signs a certificate for the template. Extensions follow Go's CreateCertificate order. */
 export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning): Promise<Uint8Array> {
   // Names and the public key go in as the DER they already are (no parse, no re-encoding).
-  const fields = 'der' in t.subject ? null : t.subject;
-  const subjectDer = fields ? subjectCache.get(JSON.stringify(fields), () => der(buildName(fields))) : (t.subject as { der: Uint8Array }).der;
+  const subjectDer = 'der' in t.subject ? t.subject.der : subjectNameDer(t.subject);
   const subjectEmpty = subjectDer.length === 2; // SEQUENCE {}
   const issuerDer = issuer.subjectDer ?? subjectDer;
   let skid: Uint8Array;

@@ -10,7 +10,7 @@
 // content is those encodings. Parsing walks the same way, one entry at a time.
 
 import * as asn1js from 'asn1js';
-import { EncodedSequence, joinChunks, readTlv, signedDer, type Tlv } from './encoded-sequence';
+import { childrenOf, EncodedSequence, joinChunks, readTlv, signedDer, type Tlv } from './encoded-sequence';
 import {
   AsnConvert,
   AsnIntegerBigIntConverter,
@@ -161,14 +161,6 @@ export async function buildCrl(p: CrlParams, entries: Iterable<CrlEntry>): Promi
 
 // ---------------------------------------------------------------------------------------------
 // Parsing
-
-function* childrenOf(buf: Uint8Array, parent: Tlv): Generator<Tlv> {
-  for (let off = parent.contentStart; off < parent.end; ) {
-    const t = readTlv(buf, off, parent.end);
-    yield t;
-    off = t.end;
-  }
-}
 
 const isUniversal = (t: Tlv | undefined, tag: number): boolean => t?.tagClass === 1 && t.tagNumber === tag;
 const isTime = (t: Tlv | undefined): boolean => isUniversal(t, 23) || isUniversal(t, 24); // UTCTime | GeneralizedTime

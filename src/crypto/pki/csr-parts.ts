@@ -7,7 +7,7 @@
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { CertificationRequest } from '@peculiar/asn1-csr';
 import { AlgorithmIdentifier, Attribute, Extension, Extensions, Name, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
-import { readTlv, type Tlv } from './encoded-sequence';
+import { childrenOf, readTlv, type Tlv } from './encoded-sequence';
 import { rawSequenceItems } from './certificate';
 
 /** PKCS#9 extensionRequest attribute. */
@@ -46,13 +46,6 @@ function expectTag(t: Tlv, tagClass: number, tagNumber: number): Tlv {
   return t;
 }
 
-/** The elements inside `parent`, which must fill it exactly. */
-function children(der: Uint8Array, parent: Tlv): Tlv[] {
-  const out: Tlv[] = [];
-  for (let at = parent.contentStart; at < parent.end; at = out[out.length - 1].end) out.push(readTlv(der, at, parent.end));
-  return out;
-}
-
 const bytesOf = (der: Uint8Array, t: Tlv): Uint8Array => der.subarray(t.start, t.end);
 
 /**
@@ -63,14 +56,14 @@ const bytesOf = (der: Uint8Array, t: Tlv): Uint8Array => der.subarray(t.start, t
 export function csrPartsWalked(der: Uint8Array): CsrParts {
   const outer = expectTag(readTlv(der, 0, der.length), UNIVERSAL, SEQUENCE);
   if (outer.end !== der.length) throw new Error('trailing bytes');
-  const [info, algorithm, bits, ...rest] = children(der, outer);
+  const [info, algorithm, bits, ...rest] = childrenOf(der, outer);
   if (!bits || rest.length > 0) throw new Error('unexpected layout');
   expectTag(info, UNIVERSAL, SEQUENCE);
   expectTag(algorithm, UNIVERSAL, SEQUENCE);
   expectTag(bits, UNIVERSAL, 3);
   if (bits.end - bits.contentStart < 1 || der[bits.contentStart] !== 0) throw new Error('signature with unused bits');
 
-  const [version, subject, spki, attributes, ...extra] = children(der, info);
+  const [version, subject, spki, attributes, ...extra] = childrenOf(der, info);
   if (!attributes || extra.length > 0) throw new Error('unexpected layout');
   expectTag(version, UNIVERSAL, 2);
   expectTag(subject, UNIVERSAL, SEQUENCE);
@@ -78,7 +71,7 @@ export function csrPartsWalked(der: Uint8Array): CsrParts {
   expectTag(spki, UNIVERSAL, SEQUENCE);
 
   const extensions: Extension[] = [];
-  for (const a of children(der, attributes)) {
+  for (const a of childrenOf(der, attributes)) {
     const attr = AsnConvert.parse(bytesOf(der, a), Attribute);
     if (attr.type !== ID_EXTENSION_REQUEST) continue;
     for (const v of attr.values) extensions.push(...AsnConvert.parse(v, Extensions));

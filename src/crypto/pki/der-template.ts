@@ -6,7 +6,7 @@
 // ≈ 5 µs for one OID). Nothing kept is secret: a template holds placeholders, never a value's
 // bytes, so a private key copied into one (a generated key's SEC1) is only in the copy returned.
 
-import { readTlv } from './encoded-sequence';
+import { childrenOf, readTlv } from './encoded-sequence';
 
 /** A Map of encodings bounded to `max` entries, dropping the oldest first. */
 export class EncodingCache<V> {
@@ -71,8 +71,8 @@ export function templated(
 function slotOffset(der: Uint8Array, slot: Slot, length: number): number {
   let el = readTlv(der, 0, der.length);
   for (const index of slot.path) {
-    let child = readTlv(der, el.contentStart, el.end);
-    for (let i = 0; i < index; i++) child = readTlv(der, child.end, el.end);
+    const child = [...childrenOf(der, el)][index];
+    if (!child) throw new Error("DER template: a slot's path leads to no element");
     el = child;
   }
   const start = el.contentStart + (slot.skip ?? 0);

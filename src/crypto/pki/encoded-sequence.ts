@@ -68,6 +68,15 @@ export function readTlv(buf: Uint8Array, offset: number, limit: number): Tlv {
 }
 
 
+/** The elements inside `parent`, in order (each read with readTlv, so they must fill it exactly). */
+export function* childrenOf(buf: Uint8Array, parent: Tlv): Generator<Tlv> {
+  for (let off = parent.contentStart; off < parent.end; ) {
+    const t = readTlv(buf, off, parent.end);
+    yield t;
+    off = t.end;
+  }
+}
+
 /** The content of one DER SEQUENCE (a Name, a SubjectPublicKeyInfo): what follows its tag and length. */
 export function sequenceContent(der: Uint8Array): Uint8Array {
   const t = readTlv(der, 0, der.length);
