@@ -4,6 +4,7 @@
 
 import { fromBase64Url } from '../crypto/encoding';
 import { toPem } from '../crypto/pem';
+import { ecdsaDerFromRaw } from '../crypto/ecdsa-der';
 import { AsnEcSignatureFormatter } from '../crypto/pki/x509';
 import { hashLength, type HashName } from '../crypto/transit/hashes';
 import { ManagedKeyError, type PublicKeyInfo, type SignOptions } from './types';
@@ -104,9 +105,7 @@ const coordinateSize = (curve: Curve) => ({ 'P-256': 32, 'P-384': 48, 'P-521': 6
 /** Key Vault's r‖s as DER ECDSA-Sig-Value. */
 export function rawToDer(raw: Uint8Array, curve: Curve): Uint8Array {
   if (raw.length !== 2 * coordinateSize(curve)) throw new ManagedKeyError(502, `Azure Key Vault answered with a ${raw.length}-byte ECDSA signature for a ${curve} key`);
-  const der = formatter.toAsnSignature({ name: 'ECDSA', namedCurve: curve }, raw);
-  if (!der) throw new ManagedKeyError(502, 'the ECDSA signature cannot be encoded');
-  return new Uint8Array(der);
+  return ecdsaDerFromRaw(raw);
 }
 
 /** DER ECDSA-Sig-Value as r‖s; null when it is not one (or does not fit the curve). */

@@ -23,6 +23,7 @@ import { readTlv } from './encoded-sequence';
 import { EncodingCache, templated, type DerTemplate, type Slot } from './der-template';
 import { pemBlocks, toPem } from '../pem';
 import { AsnEcSignatureFormatter, cryptoProvider } from './x509';
+import { ecdsaDerFromRaw } from '../ecdsa-der';
 
 export type PkiKeyType = 'rsa' | 'ec' | 'ed25519';
 export interface PkiKey {
@@ -609,7 +610,7 @@ export async function signerForGoName(key: PkiKey, goName: string): Promise<Sign
     sign: async (data) => {
       const sig = await webSubtle.sign(algorithm, cryptoKey, data);
       if (g.name !== 'ECDSA') return new Uint8Array(sig);
-      return u8(new AsnEcSignatureFormatter().toAsnSignature({ name: 'ECDSA', namedCurve: curve!.web }, sig)!);
+      return ecdsaDerFromRaw(new Uint8Array(sig));
     },
   };
 }

@@ -9,9 +9,10 @@ import { p256, p384, p521 } from '@noble/curves/nist.js';
 import { ECDSASigValue, ECPrivateKey, id_secp256r1, id_secp384r1, id_secp521r1 } from '@peculiar/asn1-ecc';
 import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { DigestInfo, RSAPublicKey, id_sha1, id_sha224, id_sha256, id_sha384, id_sha512 } from '@peculiar/asn1-rsa';
-import { AsnConvert, AsnIntegerBigIntConverter, OctetString } from '@peculiar/asn1-schema';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier, SubjectPublicKeyInfo } from '@peculiar/asn1-x509';
 import { fromHex, toHex } from '../encoding';
+import { ecdsaDer } from '../ecdsa-der';
 import { constantTimeEqual } from '../timing';
 import { digest, hashLength, type HashName } from './hashes';
 import { pssEncode, pssMaxSaltLength, pssVerify } from './rsa-pss';
@@ -252,7 +253,7 @@ async function ecdsaSign(type: EcType, priv: Uint8Array, input: Uint8Array, opts
     }
   }
   if (opts.marshaling === 'jws') return p1363;
-  return ecdsaDer(bytesToBigInt(p1363.subarray(0, curve.size)), bytesToBigInt(p1363.subarray(curve.size)));
+  return ecdsaDer(p1363.subarray(0, curve.size), p1363.subarray(curve.size));
 }
 
 async function ecdsaVerify(key: AsymmetricKey, type: EcType, input: Uint8Array, sig: Uint8Array, opts: SignOptions): Promise<boolean> {
@@ -288,13 +289,6 @@ export function ecScalar(pkcs8: Uint8Array, size: number): Uint8Array {
   return out;
 }
 
-// asn1js encodes an INTEGER's minimal two's-complement content for us.
-const asnInteger = (n: bigint): ArrayBuffer => AsnIntegerBigIntConverter.toASN(n).valueBlock.valueHexView.slice().buffer;
-
-function ecdsaDer(r: bigint, s: bigint): Uint8Array {
-  return new Uint8Array(AsnConvert.serialize(new ECDSASigValue({ r: asnInteger(r), s: asnInteger(s) })));
-}
-
 /** DER SEQUENCE{r, s}; null unless it is exactly the canonical DER of two positive integers (Go is as strict). */
 function parseEcdsaDer(sig: Uint8Array): { r: bigint; s: bigint } | null {
   let parsed: ECDSASigValue;
@@ -306,9 +300,7 @@ function parseEcdsaDer(sig: Uint8Array): { r: bigint; s: bigint } | null {
   const rb = new Uint8Array(parsed.r);
   const sb = new Uint8Array(parsed.s);
   if (rb.length === 0 || sb.length === 0 || rb[0] & 0x80 || sb[0] & 0x80) return null;
-  const r = bytesToBigInt(rb);
-  const s = bytesToBigInt(sb);
-  return constantTimeEqual(ecdsaDer(r, s), sig) ? { r, s } : null;
+  return constantTimeEqual(ecdsaDer(rb, sb), sig) ? { r: bytesToBigInt(rb), s: bytesToBigInt(sb) } : null;
 }
 
 /** JWS r‖s: Vault splits the bytes in half, whatever the length. */
