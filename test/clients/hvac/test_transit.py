@@ -177,6 +177,27 @@ class Transit(ClientTest):
             other = self.transit.verify_signed_data(name, b64(b"other"), signature=signature, mount_point=self.mount, **options)["data"]
             self.assertFalse(other["valid"])
 
+    def test_ecdsa_signatures_verify_in_cryptography(self):
+        """ASN.1 (DER) ECDSA signatures on every curve, checked by an implementation other than ours."""
+        from cryptography.hazmat.primitives import hashes, serialization
+        from cryptography.hazmat.primitives.asymmetric import ec
+
+        for key_type, hash_algorithm, hash_cls in (
+            ("ecdsa-p256", "sha2-256", hashes.SHA256),
+            ("ecdsa-p384", "sha2-384", hashes.SHA384),
+            ("ecdsa-p521", "sha2-512", hashes.SHA512),
+        ):
+            name = self.key(key_type=key_type)
+            pem = self.transit.read_key(name, mount_point=self.mount)["data"]["keys"]["1"]["public_key"]
+            public = serialization.load_pem_public_key(pem.encode())
+            # Enough signatures that some r or s has a high first bit (its DER INTEGER then leads with 0x00).
+            for i in range(12):
+                message = f"message {i} for {key_type}".encode()
+                signed = self.transit.sign_data(name, b64(message), hash_algorithm=hash_algorithm, mount_point=self.mount)["data"]["signature"]
+                der = base64.b64decode(signed.split(":", 2)[2])
+                public.verify(der, message, ec.ECDSA(hash_cls()))  # raises when invalid
+                self.assertTrue(self.transit.verify_signed_data(name, b64(message), signature=signed, hash_algorithm=hash_algorithm, mount_point=self.mount)["data"]["valid"])
+
     def test_sign_prehashed_and_derived(self):
         name = self.key(key_type="ecdsa-p256")
         digest = b64(hashlib.sha256(b"message").digest())
