@@ -1,6 +1,7 @@
 // node-vault against the secrets engines: its transit methods (which address the engine at
 // transit/), KV v2 with destroySecretVersions, and PKI through the generic methods.
 import { execFileSync } from 'node:child_process';
+import { createPublicKey, verify } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,6 +26,23 @@ describe('transit (node-vault\'s transit methods use the mount transit/)', () =>
     await root.write(`transit/keys/${name}/config`, { deletion_allowed: true });
     await root.transitDeleteKey({ name });
     expect((await failure(root.transitReadKey({ name }))).status).toBe(404);
+  });
+
+  it('ECDSA signatures through write, verified by OpenSSL (node:crypto) against the key read back', async () => {
+    for (const [type, hash] of [
+      ['ecdsa-p256', 'sha256'],
+      ['ecdsa-p384', 'sha384'],
+    ] as const) {
+      const name = unique('sig');
+      await root.transitCreateKey({ name, type });
+      const publicKey = createPublicKey((await root.transitReadKey({ name })).data.keys['1'].public_key);
+      for (let i = 0; i < 12; i++) {
+        const message = `message ${i} for ${type}`;
+        const signed = (await root.write(`transit/sign/${name}/sha2-${hash.slice(3)}`, { input: b64(message) })).data.signature as string;
+        const der = Buffer.from(signed.split(':')[2], 'base64');
+        expect(verify(hash, Buffer.from(message), { key: publicKey, dsaEncoding: 'der' }, der)).toBe(true);
+      }
+    }
   });
 
   it('transitCreateKey with a type named like an Object property: 400, and no key (once a 500)', async () => {
