@@ -4,7 +4,7 @@
 import * as nc from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { sha1 } from '@noble/hashes/legacy.js';
-import { AsnConvert } from '@peculiar/asn1-schema';
+import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
 import { AlgorithmIdentifier } from '@peculiar/asn1-x509';
 import { ECParameters, ECPrivateKey } from '@peculiar/asn1-ecc';
 import { PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
@@ -13,6 +13,7 @@ import { fromBase64, toHex } from '../../../../src/crypto/encoding';
 import { pemBlocks, toPem } from '../../../../src/crypto/pem';
 import {
   GO_SIGNATURE_ALGORITHMS,
+  ecPartsOf,
   encodePrivateKey,
   generateKey,
   parsePkcs8,
@@ -136,7 +137,7 @@ describe('generate → encode → parse round trips', () => {
     }
   });
 
-  it('SPKI and SEC1 templated from the JWK are what OpenSSL derives from the PKCS#8, key after key', async () => {
+  it('SPKI and SEC1 templated from the PKCS#8 export\'s parts are what OpenSSL derives from it, key after key', async () => {
     for (const bits of [256, 384, 521]) {
       for (let i = 0; i < 60; i++) {
         const ec = await generateKey('ec', bits);
@@ -144,6 +145,32 @@ describe('generate → encode → parse round trips', () => {
         expect(Buffer.from(ec.spki).equals(nc.createPublicKey(priv).export({ format: 'der', type: 'spki' })), `P-${bits} key ${i}`).toBe(true);
         expect(Buffer.from(ec.sec1!).equals(priv.export({ format: 'der', type: 'sec1' })), `P-${bits} key ${i}`).toBe(true);
       }
+    }
+  });
+
+  it('reads the scalar and point out of a PKCS#8 EC key only where they are, at the curve\'s lengths', async () => {
+    for (const [bits, curve] of [
+      [256, 'prime256v1'],
+      [384, 'secp384r1'],
+      [521, 'secp521r1'],
+    ] as const) {
+      const key = nc.generateKeyPairSync('ec', { namedCurve: curve }).privateKey;
+      const pkcs8 = new Uint8Array(key.export({ format: 'der', type: 'pkcs8' }));
+      const jwk = key.export({ format: 'jwk' });
+      const parts = ecPartsOf(pkcs8, bits);
+      expect(parts && Buffer.from(parts.scalar).toString('base64url')).toBe(jwk.d);
+      expect(parts && Buffer.from(parts.point).toString('hex')).toBe('04' + Buffer.from(jwk.x!, 'base64url').toString('hex') + Buffer.from(jwk.y!, 'base64url').toString('hex'));
+      // Another curve's lengths, a key without its point, damaged or truncated DER: none.
+      expect(ecPartsOf(pkcs8, bits === 256 ? 384 : 256)).toBeNull();
+      const info = AsnConvert.parse(pkcs8, PrivateKeyInfo);
+      const inner = AsnConvert.parse(info.privateKey.buffer, ECPrivateKey);
+      const pointless = new PrivateKeyInfo({ version: 0, privateKeyAlgorithm: info.privateKeyAlgorithm, privateKey: new OctetString(AsnConvert.serialize(new ECPrivateKey({ version: 1, privateKey: inner.privateKey }))) });
+      expect(ecPartsOf(new Uint8Array(AsnConvert.serialize(pointless)), bits)).toBeNull();
+      expect(ecPartsOf(pkcs8.subarray(0, pkcs8.length - 1), bits)).toBeNull();
+      expect(ecPartsOf(new Uint8Array([0x30, 0x03, 0x02, 0x01, 0x00]), bits)).toBeNull();
+      const flipped = pkcs8.slice();
+      flipped[flipped.length - 2 * Math.ceil(bits / 8) - 1] = 0x02; // the point's 0x04 tag
+      expect(ecPartsOf(flipped, bits)).toBeNull();
     }
   });
 
