@@ -1,6 +1,8 @@
-// LruMap: bounded by weight and by entries, least recently used out first, in batches.
+// LruMap: bounded by weight and by entries, least recently used out first, in batches; a read
+// moves its entry only from the older half.
 import { describe, expect, it } from 'vitest';
 import { LruMap } from '../../../src/core/lru-map';
+import { Rng } from '../../helpers/fuzz/random';
 
 const keys = (m: LruMap<number>, all: string[]) => all.filter((k) => m.get(k) !== undefined);
 
@@ -34,6 +36,64 @@ describe('LruMap', () => {
     expect(w.size).toBe(0);
     w.set('d', 100);
     expect(w.get('d')).toBe(100);
+  });
+
+  it('moves a read entry to the newest end only from the older half, and keeps what was read lately', () => {
+    const m = new LruMap<number>((v) => v, 80);
+    for (let i = 0; i < 8; i++) m.set(`k${i}`, 10);
+    const all = Array.from({ length: 12 }, (_, i) => `k${i}`);
+    m.get('k6'); // in the newer half: stays where it is
+    m.get('k2'); // in the older half: moves behind k7
+    m.set('k8', 10); // out: k0 and k1, the oldest
+    expect(keys(m, all)).toEqual(['k2', 'k3', 'k4', 'k5', 'k6', 'k7', 'k8']);
+    // Reading one key again and again does not move it once it is new (nor evict anything).
+    for (let i = 0; i < 1_000; i++) expect(m.get('k8')).toBe(10);
+    m.set('k9', 10);
+    m.set('k10', 10); // out: the two oldest by their last move
+    expect(m.size).toBe(7);
+    expect(keys(m, all).includes('k8')).toBe(true);
+  });
+
+  it('matches a plain model of the policy over random operations', () => {
+    // The model: an array from oldest to newest; a read moves an entry whose last set or move is
+    // more than half the size ago; eviction from the oldest end down to 7/8 of the bounds.
+    type Entry = { key: string; value: number; at: number };
+    for (const [seed, maxWeight, maxEntries] of [
+      [1, 200, Infinity],
+      [2, 10_000, 24],
+      [3, 120, 16],
+    ] as const) {
+      const rng = new Rng(seed);
+      const m = new LruMap<number>((v) => v, maxWeight, maxEntries);
+      let model: Entry[] = [];
+      let moves = 0;
+      const weight = () => model.reduce((w, e) => w + e.value, 0);
+      for (let op = 0; op < 5_000; op++) {
+        const key = `k${rng.int(0, 40)}`;
+        const roll = rng.int(0, 9);
+        if (roll < 5) {
+          const i = model.findIndex((x) => x.key === key);
+          if (i >= 0 && moves - model[i].at > model.length >> 1) {
+            const [e] = model.splice(i, 1);
+            model.push({ ...e, at: ++moves });
+          }
+          expect(m.get(key)).toBe(i >= 0 ? model.find((x) => x.key === key)!.value : undefined);
+        } else if (roll < 9) {
+          const value = rng.int(1, 30);
+          m.set(key, value);
+          model = model.filter((x) => x.key !== key);
+          model.push({ key, value, at: ++moves });
+          if (weight() > maxWeight || model.length > maxEntries) {
+            while (model.length > 0 && (weight() > (maxWeight * 7) / 8 || model.length > (maxEntries * 7) / 8)) model.shift();
+          }
+        } else {
+          m.delete(key);
+          model = model.filter((x) => x.key !== key);
+        }
+        expect(m.size).toBe(model.length);
+      }
+      expect(keys(m, model.map((e) => e.key)).length).toBe(model.length);
+    }
   });
 
   it('holds null values (an absent key remembered as such)', () => {
