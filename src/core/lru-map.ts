@@ -4,8 +4,8 @@
 // older half of the map: V8's Map leaves a tombstone per deletion and rehashes the whole table
 // once they fill it, so moving on every read made each read cost in proportion to the map's size
 // (measured in workerd: 0.05 µs per read of one key at 10 entries, 1.1 at 300, 7 at 3,000;
-// RecentValues holds up to 4,096). An entry read within the last half-map of moves is not
-// evicted: an eviction takes an eighth, from the oldest end.
+// RecentValues holds up to 4,096). A read entry is thus in the newer half of the order when it is
+// read, and eviction takes from the oldest end.
 //
 // Eviction runs only when a bound is passed, and then down to 7/8 of it, for the same reason.
 
