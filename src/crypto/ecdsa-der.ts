@@ -7,25 +7,11 @@
 import { ECDSASigValue } from '@peculiar/asn1-ecc';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { EncodingCache, templated, type DerTemplate } from './pki/der-template';
+import { unsignedIntegerContent } from './pki/encoded-sequence';
 
 /** Content lengths vary little (P-256: 32 or 33 bytes, rarely fewer); 64 pairs cover every curve. */
 const shapes = new EncodingCache<DerTemplate>(64);
 const SLOTS = [{ path: [0] }, { path: [1] }];
-
-/**
- * A non-negative big-endian integer's DER INTEGER content: no leading zero byte unless the next
- * byte's high bit would otherwise make it negative (X.690 8.3.2); zero is one zero byte.
- */
-export function unsignedIntegerContent(bytes: Uint8Array): Uint8Array {
-  let start = 0;
-  while (start < bytes.length - 1 && bytes[start] === 0) start++;
-  const trimmed = bytes.subarray(start);
-  if (trimmed.length === 0) return new Uint8Array(1);
-  if ((trimmed[0] & 0x80) === 0) return trimmed;
-  const padded = new Uint8Array(trimmed.length + 1);
-  padded.set(trimmed, 1);
-  return padded;
-}
 
 const encodeSig = ([r, s]: Uint8Array[]): Uint8Array => new Uint8Array(AsnConvert.serialize(new ECDSASigValue({ r: r.slice().buffer, s: s.slice().buffer })));
 

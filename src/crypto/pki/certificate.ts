@@ -55,7 +55,7 @@ import { CryptoInputError } from '../errors';
 import { bytesEqual, toHex } from '../encoding';
 import { pemBlocks, toPem } from '../pem';
 import { subjectKeyId, verifySignature, type Signer } from './keys';
-import { EncodedSequence, encodedSequenceOf, joinChunks, readTlv, sequenceContent, signedDer } from './encoded-sequence';
+import { EncodedSequence, encodedSequenceOf, joinChunks, readTlv, sequenceContent, signedDer, unsignedIntegerContent } from './encoded-sequence';
 import { EncodingCache, templated, type DerTemplate, type Slot } from './der-template';
 import { buildName, subjectFieldsFromDer, type SubjectFields } from './names';
 import { serialBytes, serialFromBytes } from './serial';
@@ -315,12 +315,6 @@ export function extKeyUsageOids(names: string[], oids: string[]): string[] {
   return out;
 }
 
-function positiveInteger(bytes: Uint8Array): ArrayBuffer {
-  // DER INTEGER content: a leading 0x00 keeps a high first bit from reading as negative.
-  const out = bytes[0] & 0x80 ? new Uint8Array([0, ...bytes]) : new Uint8Array(bytes);
-  return out.buffer;
-}
-
 /** Signs a certificate for the template. Extensions follow Go's CreateCertificate order. */
 export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning): Promise<Uint8Array> {
   // Names and the public key go in as the DER they already are (no parse, no re-encoding).
@@ -405,7 +399,7 @@ export async function buildCertificate(t: CertTemplate, issuer: IssuerForSigning
 
   const { goName } = issuer.signer;
   const parts = [
-    new Uint8Array(positiveInteger(serialBytes(t.serial))),
+    unsignedIntegerContent(serialBytes(t.serial)),
     sequenceContent(issuerDer),
     validityContent(t.notBefore, t.notAfter),
     sequenceContent(subjectDer),

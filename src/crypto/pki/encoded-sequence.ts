@@ -77,6 +77,21 @@ export function* childrenOf(buf: Uint8Array, parent: Tlv): Generator<Tlv> {
   }
 }
 
+/**
+ * A non-negative big-endian integer's DER INTEGER content: no leading zero byte unless the next
+ * byte's high bit would otherwise make it negative (X.690 8.3.2); zero is one zero byte.
+ */
+export function unsignedIntegerContent(bytes: Uint8Array): Uint8Array {
+  let start = 0;
+  while (start < bytes.length - 1 && bytes[start] === 0) start++;
+  const trimmed = bytes.subarray(start);
+  if (trimmed.length === 0) return new Uint8Array(1);
+  if ((trimmed[0] & 0x80) === 0) return trimmed;
+  const padded = new Uint8Array(trimmed.length + 1);
+  padded.set(trimmed, 1);
+  return padded;
+}
+
 /** The content of one DER SEQUENCE (a Name, a SubjectPublicKeyInfo): what follows its tag and length. */
 export function sequenceContent(der: Uint8Array): Uint8Array {
   const t = readTlv(der, 0, der.length);

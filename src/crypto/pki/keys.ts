@@ -18,7 +18,7 @@ import {
 } from '@peculiar/asn1-ecc';
 import { PrivateKey, PrivateKeyInfo } from '@peculiar/asn1-pkcs8';
 import { CryptoInputError } from '../errors';
-import { bytesEqual, concatBytes, fromBase64Url, toBase64 } from '../encoding';
+import { bytesEqual, toBase64 } from '../encoding';
 import { childrenOf, readTlv } from './encoded-sequence';
 import { EncodingCache, templated, type DerTemplate, type Slot } from './der-template';
 import { pemBlocks, toPem } from '../pem';
@@ -112,11 +112,13 @@ export async function generateKey(type: PkiKeyType, bits: number, rsa: RsaPairSo
   const pair = (await crypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
   const pkcs8 = copy((await crypto.subtle.exportKey('pkcs8', pair.privateKey)) as ArrayBuffer);
   if (!curve) return { type: r.type, bits: r.bits, pkcs8, spki: copy((await crypto.subtle.exportKey('spki', pair.publicKey)) as ArrayBuffer) };
-  // The scalar and the point, read from the PKCS#8 export's ECPrivateKey (or, if it holds no
-  // point, from a JWK export); the SEC1 (issue answers with it) and the SPKI are templates they are
-  // copied into. Exporting the SPKI and the raw point took two more WebCrypto calls (≈ 20 µs per
-  // key), a JWK export and its base64url ≈ 13 µs, this walk of the DER ≈ 5.
-  const { scalar, point } = ecPartsOf(pkcs8, curve.bits) ?? (await ecPartsFromJwk(pair.privateKey));
+  // The scalar and the point, read from the PKCS#8 export's ECPrivateKey; the SEC1 (issue answers
+  // with it) and the SPKI are templates they are copied into. Exporting the SPKI and the raw point
+  // took two more WebCrypto calls (≈ 20 µs per key), a JWK export and its base64url ≈ 13 µs, this
+  // walk of the DER ≈ 5.
+  const parts = ecPartsOf(pkcs8, curve.bits);
+  if (!parts) throw new Error('generated EC key: its PKCS#8 export holds no public point');
+  const { scalar, point } = parts;
   return { type: r.type, bits: r.bits, pkcs8, spki: spkiGenerated(curve, point), sec1: sec1Generated(scalar, curve.oid, point) };
 }
 
@@ -148,20 +150,8 @@ export function ecPartsOf(pkcs8: Uint8Array, curveBits: number): { scalar: Uint8
   }
 }
 
-async function ecPartsFromJwk(privateKey: CryptoKey): Promise<{ scalar: Uint8Array; point: Uint8Array }> {
-  const jwk = (await crypto.subtle.exportKey('jwk', privateKey)) as JsonWebKey;
-  return { scalar: jwkBytes(jwk.d), point: concatBytes(Uint8Array.of(UNCOMPRESSED_POINT), jwkBytes(jwk.x), jwkBytes(jwk.y)) };
-}
-
 /** The tag of an uncompressed EC point (SEC1 2.3.3), which SPKI and SEC1 carry. */
 const UNCOMPRESSED_POINT = 0x04;
-
-/** A JWK member's bytes (base64url, no padding, as RFC 7518 writes them). */
-function jwkBytes(member: string | undefined): Uint8Array {
-  const bytes = fromBase64Url(member ?? '');
-  if (!bytes || bytes.length === 0) throw new Error('generated EC key: JWK export without its coordinates');
-  return bytes;
-}
 
 /** SEC1 ECPrivateKey as Go writes it: version, key, named curve and the public point. */
 function sec1Der(privateKey: Uint8Array, curveOid: string, point: Uint8Array | ArrayBuffer): Uint8Array {

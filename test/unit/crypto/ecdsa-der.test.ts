@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { verify as nodeVerify } from 'node:crypto';
 import { ECDSASigValue } from '@peculiar/asn1-ecc';
 import { AsnConvert, AsnIntegerBigIntConverter } from '@peculiar/asn1-schema';
-import { ecdsaDer, ecdsaDerFromRaw, unsignedIntegerContent } from '../../../src/crypto/ecdsa-der';
+import { ecdsaDer, ecdsaDerFromRaw } from '../../../src/crypto/ecdsa-der';
+import { unsignedIntegerContent } from '../../../src/crypto/pki/encoded-sequence';
 import { bytesEqual, toHex } from '../../../src/crypto/encoding';
 import { Rng } from '../../helpers/fuzz/random';
 
