@@ -37,6 +37,8 @@ function advance<T>(steps: Steps<T>, next: IteratorResult<unknown, T>): Maybe<T>
 
 /** `yield* settled(x)`: x's value, waited for only when it is a promise. */
 export function* settled<T>(value: Maybe<T>): Steps<T> {
+  // A value at hand needs no turn through the driver: the generator goes on without suspending.
+  if (!isThenable(value)) return value as T;
   return (yield value) as T;
 }
 

@@ -49,6 +49,16 @@ describe('drive', () => {
     expect(seen).toEqual(['refused', 'finally']);
   });
 
+  it('does not suspend the steps for a value at hand: only a promise reaches the driver', () => {
+    const steps = sum(1, Promise.resolve(2));
+    const first = steps.next();
+    // The first value (1) went through without a turn; the promise is the first thing yielded.
+    expect(first.done).toBe(false);
+    expect(first.value).toBeInstanceOf(Promise);
+    expect(steps.next(2)).toEqual({ done: true, value: 3 });
+    expect(sum(1, 2).next()).toEqual({ done: true, value: 3 });
+  });
+
   it('andThen applies at once to a value and after a promise', async () => {
     expect(andThen(2, (v) => v * 2)).toBe(4);
     expect(await andThen(Promise.resolve(2), (v) => v * 2)).toBe(4);
