@@ -224,15 +224,17 @@ export class HostedMount implements Host {
         // Slow keys are made by the Worker, not here where they would stall the mount.
         preparesRsaPairs: true,
       },
-      order: (run) => {
-        if (readOnly) return run();
-        const inOrder = () => site.writes.runNow(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run);
-        if (!backend.leaseOnly) return inOrder();
-        // Asked only of backends that issue lease-only requests: reads and other mounts pay nothing.
-        // Awaited inside (not chained), so a rejection is handled at once, never adopted later.
-        const decided = async (ask: NonNullable<Backend['leaseOnly']>) => ((leaseOnly = await ask(relPath, this.engineStorage)) ? await run() : await inOrder());
-        return decided(backend.leaseOnly.bind(backend));
-      },
+      // Read-only requests run in place, beside the mount's writes.
+      order: readOnly
+        ? undefined
+        : (run) => {
+            const inOrder = () => site.writes.runNow(this.entry.type === 'identity' ? () => this.#thenAnnounce(run) : run);
+            if (!backend.leaseOnly) return inOrder();
+            // Asked only of backends that issue lease-only requests: reads and other mounts pay nothing.
+            // Awaited inside (not chained), so a rejection is handled at once, never adopted later.
+            const decided = async (ask: NonNullable<Backend['leaseOnly']>) => ((leaseOnly = await ask(relPath, this.engineStorage)) ? await run() : await inOrder());
+            return decided(backend.leaseOnly.bind(backend));
+          },
       after: () => (wake === null ? undefined : site.wakeAt(wake)),
     };
   }

@@ -243,7 +243,7 @@ export class SystemObject extends ReplicatedObject<Env> implements SystemContrac
       },
     });
     // sys/ requests write to the SystemObject's barrier; their order is the whole request's (admit).
-    const scope: Scope = { transaction: () => core.barrier.transaction(), hooks: { wrap: wrapHook(wrapStore(env), (info, addr) => wrapJwt.sign(info, addr)) }, order: (run) => run() };
+    const scope: Scope = { transaction: () => core.barrier.transaction(), hooks: { wrap: wrapHook(wrapStore(env), (info, addr) => wrapJwt.sign(info, addr)) } };
     const host: Host = { backend, mount: SYS_MOUNT, acls, caller: resolvedByWorker, trail: (wire) => this.#sysTrail(wire), open: () => scope };
     this.#ports = {
       metrics: this.#metrics,

@@ -76,7 +76,6 @@ export class TokenServing {
     this.#scope = {
       transaction: () => prefixedTransaction(site.storage.barrier.transaction(), 'logical/'),
       hooks: { wrap: wrapHook(site.wrapStore) },
-      order: (run) => run(),
     };
     this.ports = { metrics: site.metrics, locate: (route) => this.#locate(route) };
   }

@@ -168,12 +168,6 @@ export class AuditTrail {
     if ((await this.broker.log(this.input('response', extra), this.devices)) === 'failed') throw responseNotAudited();
   }
 
-  /** The hook dispatch calls: request entry once authorised, response entry at the end. */
-  readonly hooks: NonNullable<DispatchHooks['audit']> = {
-    request: (req) => this.request(req),
-    response: (response) => this.response(response),
-  };
-
   /**
    * A request failed (refused before dispatch, by the ACL, or by its handler): records what was
    * not recorded yet, with the error. Returns the error the client gets.

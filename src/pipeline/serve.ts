@@ -22,8 +22,8 @@ export interface Scope {
   transaction(): Transaction;
   /** What the host adds to dispatch (the pipeline adds the audit and metrics hooks). */
   hooks: DispatchHooks;
-  /** Runs the dispatch in the host's write order (a writes mutex, or beside it for reads). */
-  order(run: () => Maybe<LogicalResponse>): Maybe<LogicalResponse>;
+  /** Runs the dispatch in the host's write order (a writes mutex); absent: the dispatch runs in place (reads). */
+  order?(run: () => Maybe<LogicalResponse>): Maybe<LogicalResponse>;
   /** Work due after the dispatch however it ended (undefined: none, nothing awaited). */
   after?(): Promise<void> | undefined;
 }
@@ -86,8 +86,10 @@ function* serveSteps(ports: ServePorts, route: Route, wire: WireRequest, token: 
   const timer = new RequestTimer(ports.metrics, route.prefix, wire.operation);
   // Whether an outcome the Worker computed first was taken (undefined: none was asked about).
   const first: { taken?: boolean } = {};
-  const steps = () => drive(run(ports, route, wire, token, timer, first));
-  const result = yield* settled(ports.admit ? ports.admit(wire, steps) : steps());
+  // Inside the host's order when it admits requests itself (the SystemObject); else these steps go on in place.
+  const result = ports.admit
+    ? yield* settled(ports.admit(wire, () => drive(run(ports, route, wire, token, timer, first))))
+    : yield* run(ports, route, wire, token, timer, first);
   if (first.taken === false && (result.kind === 'ok' || result.kind === 'error')) result.recomputed = true;
   const durable = ports.settle?.();
   if (durable) yield* settled(durable);
@@ -123,7 +125,8 @@ function* run(ports: ServePorts, route: Route, wire: WireRequest, token: string,
     const ledger = ports.grants;
     const handsOff = ledger !== undefined && wire.grantStamp !== undefined && !wire.resumes && host.offloads?.(wire, relPath) === true;
     const scope = host.open(wire, relPath, handsOff);
-    const hooks: DispatchHooks = { ...scope.hooks, audit: trail?.hooks, resolved: timer.resolved };
+    // The trail is dispatch's audit hook itself (its request and response methods).
+    const hooks: DispatchHooks = { ...scope.hooks, audit: trail ?? undefined, resolved: timer.resolved };
     if (ledger && handsOff) {
       const granted = trail;
       hooks.handOff = (req) => ({ grant: ledger.issue(granted, timer, req, wire.grantStamp === ledger.stamp ? undefined : host.grantedMount?.()) });
@@ -139,7 +142,8 @@ function* run(ports: ServePorts, route: Route, wire: WireRequest, token: string,
       };
     }
     try {
-      const response = yield* settled(scope.order(() => drive(dispatchSteps(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks))));
+      const dispatching = () => dispatchSteps(host.backend, wire, host.mount, scope.transaction(), authorizer, hooks);
+      const response = scope.order ? yield* settled(scope.order(() => drive(dispatching()))) : yield* dispatching();
       if (response.grant) return { kind: 'grant', grant: response.grant };
       return response.answered ? { kind: 'settled' } : { kind: 'ok', response };
     } finally {

@@ -53,7 +53,7 @@ function setup(behaviour: { request?: 'ok' | 'fail'; response?: 'ok' | 'fail' } 
     const beforeResponse = async () => void events.push('durable');
     const trail = new AuditTrail(broker, { wire: w, mount, token: 'hvs.raw', nonHMACRequestKeys: ['value'], beforeResponse });
     try {
-      return { response: await dispatch(backend, w, mount, new StorageTransaction(storage), authorizer, { audit: trail.hooks }) };
+      return { response: await dispatch(backend, w, mount, new StorageTransaction(storage), authorizer, { audit: trail }) };
     } catch (e) {
       return { error: (await trail.failed(e)) as CofferError };
     }
