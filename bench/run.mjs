@@ -7,17 +7,25 @@
 //
 // Each scenario also reports its time inside the serving object per request ("obj ms"): the
 // object's vault.route.* samples (wall time from the request's arrival in the object to its
-// reply) over a pass of requests sent one at a time for 3 s, so that no other request
-// interleaves. Locally workerd's clock advances during computation (measured: a 200 ms loop read
-// 198 ms), so this is the object's CPU per request plus the request's waits for other objects
-// and for durable storage: an upper bound of its CPU, and 1000 / obj ms a lower bound of what one
-// object serves per second in production, where each object is one thread.
+// reply), twice: over passes of requests sent one at a time for 3 s ("serial"), and over the
+// scenario's own load ("loaded"). Locally workerd's clock advances during computation (measured:
+// a 200 ms loop read 198 ms), so each is the object's CPU per request plus whatever else held its
+// thread meanwhile: an upper bound of its CPU, and 1000 / obj ms a lower bound of what one object
+// serves per second in production, where each object is one thread. They err in different ways:
+// - serial adds the thread's waking up. Between serial requests the thread idles, and on this
+//   machine (a KVM guest) code that runs right after an idle wait runs several times slower than
+//   on a busy thread (measured in workerd: the owner's pipeline for a handed-off PKI issue took
+//   4-8 µs per call in a loop, ≈ 45 µs as the first call after a 0 ms timer);
+// - loaded adds other requests' turns taken while a request awaited I/O (a storage write, a call
+//   to another object). A request answered without such a wait is measured alone.
+// The lower of the two is the closer bound for an object at its ceiling, whose thread never idles.
 //
 // Scenarios whose handler Coffer hands off to the Worker (src/pipeline/offload.ts; `offloaded`)
 // are measured a second time on a launcher with OFFLOAD_HANDLERS=0, where the handler runs in the
 // object: the two obj ms give the owning object's share of a hot request before and after, and
-// the scale model below (a hot key's ceiling as isolates are added) is printed from them. Those
-// obj ms are the median of SCALE_MODEL_PASSES serial passes (objectTime says why).
+// the scale model below (a hot key's ceiling as isolates are added) is printed from them (the
+// lower figure of each; both figures alone beside it). Their serial figures are the median of
+// SCALE_MODEL_PASSES passes (objectTime says why).
 //
 // BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
 // BENCH_ONLY=<text>[|<text>…] runs only the scenarios whose name contains one of them (baselines always run).
@@ -43,16 +51,22 @@ function load(opts, duration = DURATION) {
   });
 }
 
-async function measure(name, opts) {
+/**
+ * A scenario's throughput under load. With `server` (Coffer's URL and token), also its time inside
+ * the serving object per request during that load (`loaded`, see objectTime).
+ */
+async function measure(name, opts, server) {
   await load(opts, 2); // warm-up: isolates, DO instances, keyring caches
+  const samplesBefore = server ? await routeSamples(server.url, server.token) : null;
   const r = await load(opts);
+  const loaded = samplesBefore ? busiestRoute(samplesBefore, await routeSamples(server.url, server.token), r.requests.total) : null;
   const bad = r.non2xx + r.errors + r.timeouts;
   // Connections cut at the end of the run show up as errors; statuses other than 2xx never should.
   if (bad > 0) {
     const statuses = Object.entries(r.statusCodeStats ?? {}).map(([code, s]) => `${code}×${s.count}`).join(' ');
     console.warn(`  ${name}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts of ${r.requests.total} requests (statuses: ${statuses})`);
   }
-  return { scenario: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, failed: bad };
+  return { scenario: name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, failed: bad, ...(loaded ? { loaded: { route: loaded.route, ms: +(loaded.sum / loaded.n).toFixed(3) } } : {}) };
 }
 
 /**
@@ -100,15 +114,28 @@ async function objectPass(url, token, opts) {
   const before = await routeSamples(url, token);
   // Times are whole milliseconds (workerd's clocks): sub-millisecond figures need many requests.
   const pass = await new Promise((resolve, reject) => autocannon({ ...opts, connections: 1, duration: SERIAL_SECONDS }, (err, r) => (err ? reject(err) : resolve(r))));
-  const sent = pass.requests.total;
+  return busiestRoute(before, await routeSamples(url, token), pass.requests.total);
+}
+
+/** Between two routeSamples, the route that served (nearly) all `sent` requests; null for requests no object's pipeline serves. */
+function busiestRoute(before, after, sent) {
   let best = null;
-  for (const [name, s] of await routeSamples(url, token)) {
+  for (const [name, s] of after) {
     const b = before.get(name) ?? { count: 0, sum: 0 };
     const n = s.count - b.count;
     if (n > 0 && (!best || n > best.n)) best = { route: name, n, sum: s.sum - b.sum };
   }
-  // The route that served (nearly) all of the pass; none for requests no object's pipeline serves.
   return best && best.n >= sent * 0.9 ? best : null;
+}
+
+/**
+ * The serial figure with the one taken under load (same route), and the lower of the two (`ms_low`):
+ * each is an upper bound of the object's time per request on a thread that does not idle.
+ */
+function withLoaded(object, loaded) {
+  if (!object) return null;
+  const loadedMs = loaded && loaded.route === object.route ? loaded.ms : null;
+  return { ...object, loaded_ms: loadedMs, ms_low: loadedMs === null ? object.ms : Math.min(object.ms, loadedMs) };
 }
 
 /** Passes of the obj ms measure for the scenarios of the scale model (and their in-object twins). */
@@ -129,15 +156,18 @@ function scaleModel(results) {
   for (const twin of results.filter((r) => r.twinOf)) {
     const offloaded = results.find((r) => r.scenario === twin.twinOf);
     if (!offloaded?.object || !twin.object) continue;
-    const ceiling = 1000 / offloaded.object.ms;
+    const ceiling = 1000 / offloaded.object.ms_low;
     rows.push({
       scenario: offloaded.scenario,
-      in_object_ms: twin.object.ms,
-      offloaded_ms: offloaded.object.ms,
-      owner_factor: +(twin.object.ms / offloaded.object.ms).toFixed(1),
-      // Over all passes rather than the median pass's (objectTime).
+      in_object_ms: twin.object.ms_low,
+      offloaded_ms: offloaded.object.ms_low,
+      owner_factor: +(twin.object.ms_low / offloaded.object.ms_low).toFixed(1),
+      // Each way measured on its own: the serial passes (their median) and the loaded run.
+      serial: { in_object_ms: twin.object.ms, offloaded_ms: offloaded.object.ms, owner_factor: +(twin.object.ms / offloaded.object.ms).toFixed(1) },
+      loaded: twin.object.loaded_ms && offloaded.object.loaded_ms ? { in_object_ms: twin.object.loaded_ms, offloaded_ms: offloaded.object.loaded_ms, owner_factor: +(twin.object.loaded_ms / offloaded.object.loaded_ms).toFixed(1) } : null,
+      // Over all serial passes rather than the median pass's (objectTime).
       owner_factor_of_means: twin.object.mean && offloaded.object.mean ? +(twin.object.mean / offloaded.object.mean).toFixed(1) : null,
-      in_object_ceiling: Math.round(1000 / twin.object.ms),
+      in_object_ceiling: Math.round(1000 / twin.object.ms_low),
       offloaded_ceiling: Math.round(ceiling),
       rps_by_isolates: ISOLATES.map((n) => Math.round(Math.min(ceiling, n * offloaded.rps))),
     });
@@ -210,9 +240,9 @@ async function main() {
       requests.set(s.name, s.request(coffer.url, token, context));
       const judged = s.target != null && baselineRoute[s.kind];
       const first = judged ? await adjacent(s.kind) : 0;
-      const result = { ...(await measure(s.name, requests.get(s.name))), kind: s.kind, target: s.target ?? null, minRps: s.minRps ?? null, relativeTo: s.relativeTo ?? null };
+      const result = { ...(await measure(s.name, requests.get(s.name), { url: coffer.url, token })), kind: s.kind, target: s.target ?? null, minRps: s.minRps ?? null, relativeTo: s.relativeTo ?? null };
       if (judged) result.adjacentBaseline = Math.round((first + (await adjacent(s.kind))) / 2);
-      result.object = await objectTime(coffer.url, token, requests.get(s.name), s.offloaded && inObject ? SCALE_MODEL_PASSES : 1);
+      result.object = withLoaded(await objectTime(coffer.url, token, requests.get(s.name), s.offloaded && inObject ? SCALE_MODEL_PASSES : 1), result.loaded);
       // Judged against another scenario (a large mount against an empty one): the two are measured
       // in alternating rounds right here, so the machine's drift between their places in the run
       // (and the aftermath of a bulk setup) does not decide the ratio; the median round counts.
@@ -225,8 +255,8 @@ async function main() {
       if (s.offloaded && inObject) {
         const context = s.setup ? await s.setup(inObject.url, inObject.token, { dataDir: path.join(work, 'in-object') }) : undefined;
         const request = s.request(inObject.url, inObject.token, context);
-        const twin = { ...(await measure(`${s.name} [in object]`, request)), kind: s.kind, target: null, minRps: null, relativeTo: null, twinOf: s.name };
-        twin.object = await objectTime(inObject.url, inObject.token, request, SCALE_MODEL_PASSES);
+        const twin = { ...(await measure(`${s.name} [in object]`, request, inObject)), kind: s.kind, target: null, minRps: null, relativeTo: null, twinOf: s.name };
+        twin.object = withLoaded(await objectTime(inObject.url, inObject.token, request, SCALE_MODEL_PASSES), twin.loaded);
         results.push(twin);
       }
     }
@@ -253,7 +283,8 @@ async function main() {
     const pad = (s, n) => String(s).padEnd(n);
     console.log(`\nBaselines (before, after): trivial ${base.trivial.runs_rps.join(', ')} req/s; one-DO read ${base.oneDORead.runs_rps.join(', ')} req/s; one-DO write ${base.oneDO.runs_rps.join(', ')} req/s`);
     console.log('÷base: to the matching baseline measured around the scenario when it has a target (÷run: to the run-wide mean), else to the run-wide mean.');
-    console.log(`\n${pad('scenario', 44)}${pad('kind', 6)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('÷trivial', 10)}${pad('÷base', 7)}${pad('÷run', 7)}${pad('obj ms', 8)}target`);
+    console.log('obj ms: time inside the serving object per request, from the serial passes / under the load (see objectTime).');
+    console.log(`\n${pad('scenario', 44)}${pad('kind', 6)}${pad('req/s', 9)}${pad('p50 ms', 8)}${pad('p99 ms', 8)}${pad('÷trivial', 10)}${pad('÷base', 7)}${pad('÷run', 7)}${pad('obj ms', 17)}target`);
     for (const r of rows) {
       const verdicts = [];
       if (r.relativeTo) {
@@ -263,14 +294,15 @@ async function main() {
       }
       if (r.target != null) verdicts.push(`≥ ${r.target}× ${r.ratio_vs_baseline >= r.target ? 'met' : 'MISSED'}`);
       if (r.minRps != null) verdicts.push(`≥ ${r.minRps} req/s ${r.rps >= r.minRps ? 'met' : 'MISSED'}`);
-      console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.adjacentBaseline ? r.ratio_vs_run_baseline : '', 7)}${pad(r.object?.ms ?? '', 8)}${verdicts.join('; ')}`);
+      console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.adjacentBaseline ? r.ratio_vs_run_baseline : '', 7)}${pad(r.object ? `${r.object.ms} / ${r.object.loaded_ms ?? '-'}` : '', 17)}${verdicts.join('; ')}`);
     }
     const model = scaleModel(results);
     if (model.length > 0) {
       console.log(`\nScale model of a hot key (req/s): min(owner's ceiling, isolates × one isolate's req/s); owner's ceiling = 1000 / obj ms, one isolate's req/s = this run's req/s (the whole request on one thread).`);
-      console.log(`${pad('scenario', 40)}${pad('obj ms in object → offloaded', 30)}${pad('owner ceiling ×', 17)}${ISOLATES.map((n) => pad(`${n} isol.`, 10)).join('')}× of means`);
+      console.log(`obj ms: the lower of the serial and the loaded figure of each (both bound the object's time per request from above); × serial / loaded: each figure alone.`);
+      console.log(`${pad('scenario', 40)}${pad('obj ms in object → offloaded', 30)}${pad('owner ceiling ×', 17)}${ISOLATES.map((n) => pad(`${n} isol.`, 10)).join('')}${pad('× serial', 10)}${pad('× loaded', 10)}× of means`);
       for (const m of model) {
-        console.log(`${pad(m.scenario, 40)}${pad(`${m.in_object_ms} → ${m.offloaded_ms}`, 30)}${pad(m.owner_factor, 17)}${m.rps_by_isolates.map((r) => pad(r, 10)).join('')}${m.owner_factor_of_means ?? ''}`);
+        console.log(`${pad(m.scenario, 40)}${pad(`${m.in_object_ms} → ${m.offloaded_ms}`, 30)}${pad(m.owner_factor, 17)}${m.rps_by_isolates.map((r) => pad(r, 10)).join('')}${pad(m.serial.owner_factor, 10)}${pad(m.loaded?.owner_factor ?? '-', 10)}${m.owner_factor_of_means ?? ''}`);
       }
     }
     mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
@@ -282,7 +314,7 @@ async function main() {
       duration_s: DURATION,
       results: rows.map(({ scenario, kind, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline, ratio_vs_baseline, ratio_vs_run_baseline, adjacentBaseline, object, target, minRps, runs_rps, relativeTo, ratio_vs_scenario, reference_rps }) => ({
         scenario, kind: kind ?? null, rps, p50, p99, failed, ratio_vs_baseline: ratio_vs_baseline ?? null, ratio_vs_run_baseline: ratio_vs_run_baseline ?? null, adjacent_baseline_rps: adjacentBaseline ?? null, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline,
-        object_ms: object?.ms ?? null, object_route: object?.route ?? null, target: target ?? null, min_rps: minRps ?? null, ...(runs_rps ? { runs_rps } : {}),
+        object_ms: object?.ms ?? null, object_loaded_ms: object?.loaded_ms ?? null, object_route: object?.route ?? null, target: target ?? null, min_rps: minRps ?? null, ...(runs_rps ? { runs_rps } : {}),
         ...(relativeTo ? { relative_to: relativeTo.scenario, ratio_vs_scenario: ratio_vs_scenario ?? null, relative_target: relativeTo.min ?? null, ...(reference_rps ? { reference_rps } : {}) } : {}),
       })),
       scale_model: { isolates: ISOLATES, rows: model },
