@@ -3,10 +3,11 @@
 // response; or, for a request refused earlier, both entries carrying the error. Fail-closed: when
 // no device records the request entry the handler never runs, and when none records the response
 // entry the client gets an internal error instead of the response (Vault's answers to both).
+// A trail is dispatch's audit hook as it is (DispatchHooks.audit: its request and response).
 
 import type { AuthContext, LogicalRequest, LogicalResponse } from '../framework/backend';
 import { CofferError, multierror, RsaKeysNeeded } from '../framework/errors';
-import type { DispatchHooks, MountContext, WireRequest } from './dispatch';
+import type { MountContext, WireRequest } from './dispatch';
 import type { AuditBroker, AuditDeviceRef } from '../core/audit/broker';
 import type { Maybe } from '../framework/steps';
 import type { AuditAuthInput, AuditInput, AuditRequestInput, AuditResponseInput } from '../core/audit/entry';
