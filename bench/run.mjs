@@ -14,8 +14,8 @@
 // serves per second in production, where each object is one thread. They err in different ways:
 // - serial adds the thread's waking up. Between serial requests the thread idles, and on this
 //   machine (a KVM guest) code that runs right after an idle wait runs several times slower than
-//   on a busy thread (measured in workerd: the owner's pipeline for a handed-off PKI issue took
-//   4-8 µs per call in a loop, ≈ 45 µs as the first call after a 0 ms timer);
+//   on a busy thread (`npm run bench:owner`: the owner's pipeline for a handed-off PKI issue took
+//   5-7 µs per call back to back, 23-53 µs as the first call after a 0 ms timer or a request);
 // - loaded adds other requests' turns taken while a request awaited I/O (a storage write, a call
 //   to another object). A request answered without such a wait is measured alone.
 // The lower of the two is the closer bound for an object at its ceiling, whose thread never idles.
