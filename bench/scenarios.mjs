@@ -197,10 +197,17 @@ async function attachSecondary(url, token, dataDir) {
   const key = (await call(secondary.url, secondaryToken, 'POST', 'sys/replication/dr/secondary/generate-public-key', {})).data.secondary_public_key;
   const activation = (await call(url, token, 'POST', 'sys/replication/dr/primary/secondary-token', { id: 'bench', secondary_public_key: key })).data.token;
   await call(secondary.url, secondaryToken, 'POST', 'sys/replication/dr/secondary/enable', { token: activation });
+  let last = null;
   for (let i = 0; ; i++) {
-    const [p, s] = [await drStatus(url), await drStatus(secondary.url)];
-    if (s.state === 'stream-wals' && s.last_remote_wal === p.last_wal) break;
-    if (i > 600) throw new Error(`the DR secondary did not catch up: ${JSON.stringify(s)}`);
+    // A status call can fail on its own (a kept-alive socket the server closed: "other side
+    // closed" ended a full run here); the next poll asks again.
+    const both = await Promise.all([drStatus(url), drStatus(secondary.url)]).catch((e) => ((last = e), null));
+    if (both) {
+      const [p, s] = both;
+      last = s;
+      if (s.state === 'stream-wals' && s.last_remote_wal === p.last_wal) break;
+    }
+    if (i > 600) throw new Error(`the DR secondary did not catch up: ${last instanceof Error ? last.message : JSON.stringify(last)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   dr = { secondary, sampler: lagSampler(url, secondary.url) };
