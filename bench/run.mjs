@@ -59,7 +59,9 @@ async function measure(name, opts, server) {
   await load(opts, 2); // warm-up: isolates, DO instances, keyring caches
   const samplesBefore = server ? await routeSamples(server.url, server.token) : null;
   const r = await load(opts);
-  const loaded = samplesBefore ? busiestRoute(samplesBefore, await routeSamples(server.url, server.token), r.requests.total) : null;
+  const samplesAfter = samplesBefore ? await routeSamples(server.url, server.token) : null;
+  const loaded = samplesBefore ? busiestRoute(samplesBefore, samplesAfter, r.requests.total) : null;
+  if (samplesBefore && !loaded) console.warn(`  ${name}: no loaded obj ms: ${routeShares(samplesBefore, samplesAfter, r.requests.total)}`);
   const bad = r.non2xx + r.errors + r.timeouts;
   // Connections cut at the end of the run show up as errors; statuses other than 2xx never should.
   if (bad > 0) {
@@ -126,6 +128,12 @@ function busiestRoute(before, after, sent) {
     if (n > 0 && (!best || n > best.n)) best = { route: name, n, sum: s.sum - b.sum };
   }
   return best && best.n >= sent * 0.9 ? best : null;
+}
+
+/** Why busiestRoute found none: each route's requests between the two readings, against those sent. */
+function routeShares(before, after, sent) {
+  const moved = [...after].map(([name, s]) => [name, s.count - (before.get(name)?.count ?? 0)]).filter(([, n]) => n !== 0);
+  return `${sent} sent; ${moved.map(([name, n]) => `${name} ${n}`).join(', ') || 'no route samples'}`;
 }
 
 /**
