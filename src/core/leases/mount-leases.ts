@@ -44,9 +44,16 @@ const enc = encodeURIComponent;
 /** Every lease lives below this key (also counted for the vault.expire.num_leases gauge). */
 export const LEASES_PREFIX = 'core/leases/';
 const LEASES = LEASES_PREFIX;
+// The expiry index: one flat folder of "<ms, 13 digits>-<encoded rel>" keys, paged in time order
+// with scan. Earlier releases kept a folder per millisecond ("<ms>/<encoded rel>"), which cost
+// every lease a folder row of its own; those entries are read alike and removed once no lease
+// stands behind them.
 const EXPIRY = 'core/lease-expiry/';
 const BY_TOKEN = 'core/lease-tokens/';
-const expiryKey = (ms: number, rel: string) => `${EXPIRY}${String(ms).padStart(13, '0')}/${enc(rel)}`;
+const expiryKey = (ms: number, rel: string) => `${EXPIRY}${String(ms).padStart(13, '0')}-${enc(rel)}`;
+const expiryOf = (key: string): { ms: number; rel: string } => ({ ms: Number(key.slice(EXPIRY.length, EXPIRY.length + 13)), rel: decodeURIComponent(key.slice(EXPIRY.length + 14)) });
+/** Index entries the alarm reads per scan. */
+const EXPIRY_PAGE = 100;
 
 export function leaseView(l: LeaseRecord, now = Date.now()): Record<string, unknown> {
   return {
@@ -226,19 +233,32 @@ export class LeaseManager {
 
   /** Expires due leases and retries failed revocations; returns the next time anything is due. */
   async tick(now = Date.now()): Promise<number | null> {
-    for (const dir of await this.storage.list(EXPIRY)) {
-      const at = Number(dir.slice(0, -1));
-      if (at > now) return at;
-      for (const encoded of await this.storage.list(EXPIRY + dir)) {
-        const rel = decodeURIComponent(encoded);
-        const lease = await getJSON<LeaseRecord>(this.storage, LEASES + rel);
-        const due = lease && (lease.revoking ? lease.revoking.nextAttempt <= now : lease.expireTime <= now);
-        if (!lease) await this.storage.delete(EXPIRY + dir + encoded);
-        else if (due) await this.end(lease, false, now).catch(() => undefined);
+    for (let after = ''; ; ) {
+      const page = await this.storage.scan(EXPIRY, after, EXPIRY_PAGE);
+      for (const key of page) {
+        const { ms, rel } = expiryOf(key);
+        if (ms > now) return ms;
+        let lease = await getJSON<LeaseRecord>(this.storage, LEASES + rel);
+        if (lease && (lease.revoking ? lease.revoking.nextAttempt <= now : lease.expireTime <= now)) {
+          await this.end(lease, false, now).catch(() => undefined);
+          // end() removes (or, when revocation fails, moves) entries in this release's form only.
+          if (key === expiryKey(ms, rel)) continue;
+          lease = await getJSON<LeaseRecord>(this.storage, LEASES + rel);
+        }
+        // No lease stands behind this entry: its lease is gone, or it is an earlier release's
+        // entry that a renewal or an end left behind.
+        if (!lease || !this.indexedAt(lease, rel).includes(key)) await this.storage.delete(key);
       }
+      // Scanned on until nothing is left: a failed revocation just added its next attempt, which
+      // sorts after every entry read here (all due by now).
+      if (page.length === 0) return null;
+      after = page[page.length - 1];
     }
-    const first = (await this.storage.list(EXPIRY))[0];
-    return first ? Number(first.slice(0, -1)) : null;
+  }
+
+  /** The expiry index entries a lease keeps: its expiry, and while revocation fails its next attempt. */
+  private indexedAt(lease: LeaseRecord, rel: string): string[] {
+    return lease.revoking ? [expiryKey(lease.expireTime, rel), expiryKey(lease.revoking.nextAttempt, rel)] : [expiryKey(lease.expireTime, rel)];
   }
 
   /** After a remount: lease ids and paths start with the new mount path. */
