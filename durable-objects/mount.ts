@@ -260,6 +260,8 @@ export class MountObject extends ReplicatedObject<Env> implements MountContract 
     this.#grants.forget();
     this.#storage.forgetKeys();
     this.#entry = undefined;
+    // The backend goes too: what it keeps in memory (an AWS mount's signing keys) came from the keys.
+    this.#hosted = null;
     this.#parts.validator.leases.clear();
     this.#parts.managedKeyEntries.clear();
     await this.policiesChanged();

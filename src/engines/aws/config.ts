@@ -4,7 +4,7 @@
 // file and no instance role, so the chain ends there.
 
 import { getJSON } from '../../framework/storage';
-import { QueryClient, AwsError, type AwsCredentials, type Endpoint } from './client';
+import { QueryClient, AwsError, type AwsCredentials, type Endpoint, type SigningKeys } from './client';
 
 export const ROOT_KEY = 'config/root';
 export const LEASE_KEY = 'config/lease';
@@ -52,6 +52,16 @@ export const loadLeaseConfig = (storage: Parameters<typeof getJSON>[0]): Promise
 /** The Worker's AWS_* variables. */
 export type AwsEnv = Record<string, string | undefined>;
 
+/** What the engine is given by its mount. */
+export interface AwsHost {
+  env: AwsEnv;
+  /**
+   * Signing keys of the mount's root credentials, kept by its backend (dropped with it when the
+   * object forgets its keys). Keys given for one call (a new user's, a rotation's) are not kept.
+   */
+  signingKeys?: SigningKeys;
+}
+
 /** Region order: config, AWS_REGION, AWS_DEFAULT_REGION, us-east-1. */
 export const regionOf = (config: RootConfig | null, env: AwsEnv): string => config?.region || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
 
@@ -64,16 +74,19 @@ function credentialsOf(config: RootConfig | null, env: AwsEnv): AwsCredentials {
   throw new AwsError(0, 'NoCredentialProviders', 'no valid providers in chain. Deprecated.\n\tFor verbose messaging see aws.Config.CredentialsChainVerboseErrors', '');
 }
 
-/** IAM is global: its public endpoint is signed for us-east-1; a custom one for the configured region. */
-export function iamClient(config: RootConfig | null, env: AwsEnv, credentials = credentialsOf(config, env)): QueryClient {
-  const endpoint: Endpoint = config?.iamEndpoint ? { url: config.iamEndpoint, region: regionOf(config, env) } : { url: 'https://iam.amazonaws.com', region: 'us-east-1' };
-  return new QueryClient(credentials, 'iam', [endpoint], config?.maxRetries ?? -1);
+/**
+ * IAM is global: its public endpoint is signed for us-east-1; a custom one for the configured region.
+ * Without `credentials`, the mount's root credentials, signed with the host's kept signing keys.
+ */
+export function iamClient(config: RootConfig | null, host: AwsHost, credentials?: AwsCredentials): QueryClient {
+  const endpoint: Endpoint = config?.iamEndpoint ? { url: config.iamEndpoint, region: regionOf(config, host.env) } : { url: 'https://iam.amazonaws.com', region: 'us-east-1' };
+  return new QueryClient(credentials ?? credentialsOf(config, host.env), 'iam', [endpoint], config?.maxRetries ?? -1, credentials ? undefined : host.signingKeys);
 }
 
-/** STS at sts_endpoint (or the region's endpoint), then each fallback endpoint with its region. */
-export function stsClient(config: RootConfig | null, env: AwsEnv, credentials = credentialsOf(config, env)): QueryClient {
-  const region = config?.stsRegion || regionOf(config, env);
+/** STS at sts_endpoint (or the region's endpoint), then each fallback endpoint with its region (credentials: as iamClient). */
+export function stsClient(config: RootConfig | null, host: AwsHost, credentials?: AwsCredentials): QueryClient {
+  const region = config?.stsRegion || regionOf(config, host.env);
   const endpoints: Endpoint[] = [{ url: config?.stsEndpoint || `https://sts.${region}.amazonaws.com`, region }];
   config?.stsFallbackEndpoints.forEach((url, i) => endpoints.push({ url, region: config.stsFallbackRegions[i] }));
-  return new QueryClient(credentials, 'sts', endpoints, config?.maxRetries ?? -1);
+  return new QueryClient(credentials ?? credentialsOf(config, host.env), 'sts', endpoints, config?.maxRetries ?? -1, credentials ? undefined : host.signingKeys);
 }

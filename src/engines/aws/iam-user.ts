@@ -8,16 +8,12 @@ import { WAL_PREFIX } from '../../framework/backend';
 import { randomUUID } from '../../crypto/random';
 import { utf8 } from '../../crypto/encoding';
 import { AwsError, child, members, text, type QueryClient } from './client';
-import { iamClient, loadLeaseConfig, loadRootConfig, stsClient, type AwsEnv } from './config';
+import { iamClient, loadLeaseConfig, loadRootConfig, stsClient, type AwsHost } from './config';
 import type { Role } from './role';
 import { withPrefix } from './failures';
 import { generateUsername } from './username';
 
-/** What the deployment gives the engine. */
-export interface AwsHost {
-  /** The Worker's AWS_* variables. */
-  env: AwsEnv;
-}
+export type { AwsHost } from './config';
 
 /** The write-ahead entry of a user being made. */
 export interface IamUserWal {
@@ -33,7 +29,7 @@ const LIST_PAGE = 1000;
 export async function createIamUser(req: LogicalRequest, host: AwsHost, roleName: string, role: Role): Promise<LogicalResponse> {
   const config = await loadRootConfig(req.storage);
   const userName = generateUsername(config, 'IAM', req.auth?.displayName ?? '', roleName);
-  const iam = await withPrefix('Error creating IAM user', () => iamClient(config, host.env));
+  const iam = await withPrefix('Error creating IAM user', () => iamClient(config, host));
   if (!req.putWAL) throw new Error('this host cannot record a write-ahead entry; IAM users are not made without one');
   const walId = randomUUID();
   const wal: IamUserWal = { kind: 'iam_user', userName, createdAt: Date.now() };
@@ -48,7 +44,7 @@ export async function createIamUser(req: LogicalRequest, host: AwsHost, roleName
     throw e;
   }
   const warnings: string[] = [];
-  if (role.waitForUsable && !(await usableSoon(config, host.env, key))) {
+  if (role.waitForUsable && !(await usableSoon(config, host, key))) {
     warnings.push(`the new access key was not yet accepted by STS after ${USABLE_WAIT_MS / 1000}s; it may fail for a few more seconds`);
   }
   await req.storage.delete(`${WAL_PREFIX}${walId}`);
@@ -84,8 +80,8 @@ async function makeUser(iam: QueryClient, userName: string, roleName: string, ro
 const USABLE_WAIT_MS = 10_000;
 
 /** Polls GetCallerIdentity with the new key, backing off, until it works or the wait is over. */
-async function usableSoon(config: Parameters<typeof stsClient>[0], env: AwsEnv, key: { id: string; secret: string }): Promise<boolean> {
-  const sts = stsClient(config && { ...config, maxRetries: 0 }, env, { accessKeyId: key.id, secretAccessKey: key.secret });
+async function usableSoon(config: Parameters<typeof stsClient>[0], host: AwsHost, key: { id: string; secret: string }): Promise<boolean> {
+  const sts = stsClient(config && { ...config, maxRetries: 0 }, host, { accessKeyId: key.id, secretAccessKey: key.secret });
   const deadline = Date.now() + USABLE_WAIT_MS;
   for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
     try {
@@ -140,7 +136,7 @@ export function accessKeys(host: AwsHost): SecretType {
       if (lease.internal.is_sts === true) return;
       const userName = lease.internal.username;
       if (typeof userName !== 'string' || !userName) throw new Error('secret is missing username internal data');
-      const iam = iamClient(await loadRootConfig(storage), host.env);
+      const iam = iamClient(await loadRootConfig(storage), host);
       await deleteIamUser(iam, userName, { tolerateMissing: Date.now() - lease.issueTime > YOUNG_LEASE_MS });
     },
     // Vault re-reads config/lease: the TTL is its lease, and no renewal goes past lease_max.

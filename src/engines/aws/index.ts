@@ -9,12 +9,15 @@ import { issuesOnlyLease } from './credentials';
 import { credsPaths } from './paths/creds';
 import { rolePaths } from './paths/roles';
 import { stsPaths } from './paths/sts';
+import { SigningKeys } from './client';
 import { accessKeys, type AwsHost } from './iam-user';
 import { settleWriteAhead } from './wal';
 
 export type { AwsHost } from './iam-user';
 
-export function awsBackend(host: AwsHost): Backend {
+export function awsBackend(given: AwsHost): Backend {
+  // The backend lives as long as its mount's keys: the root key's signing keys live with it.
+  const host: AwsHost = { signingKeys: new SigningKeys(), ...given };
   return {
     type: 'aws',
     paths: [...configPaths(host), ...rolePaths(), ...credsPaths(host), ...stsPaths(host)],

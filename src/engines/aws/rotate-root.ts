@@ -9,8 +9,7 @@ import { putJSON, type Storage } from '../../framework/storage';
 import { utf8 } from '../../crypto/encoding';
 import { randomUUID } from '../../crypto/random';
 import { AwsError, child, text } from './client';
-import { iamClient, loadRootConfig, ROOT_KEY, type AwsEnv } from './config';
-import type { AwsHost } from './iam-user';
+import { iamClient, loadRootConfig, ROOT_KEY, type AwsHost } from './config';
 
 export interface RotateRootWal {
   kind: 'rotate-root';
@@ -27,7 +26,7 @@ export async function rotateRoot(req: LogicalRequest, host: AwsHost): Promise<st
   const config = await loadRootConfig(req.storage);
   if (!config) throw badRequest('no configuration found for config/root');
   if (!config.accessKey || !config.secretKey) throw badRequest('Cannot call config/rotate-root when either access_key or secret_key is empty');
-  const iam = iamClient(config, host.env);
+  const iam = iamClient(config, host);
   let userName: string;
   try {
     userName = text(child(await iam.call('GetUser'), 'User'), 'UserName');
@@ -48,7 +47,7 @@ export async function rotateRoot(req: LogicalRequest, host: AwsHost): Promise<st
   await req.putWAL(walId, utf8(JSON.stringify(wal)));
   await putJSON(req.storage, ROOT_KEY, { ...config, accessKey: wal.newAccessKey, secretKey: wal.newSecretKey });
   try {
-    await deleteOldKey(host.env, config, wal);
+    await deleteOldKey(host, config, wal);
   } catch (e) {
     throw internal('error deleting old access key', e);
   }
@@ -57,8 +56,8 @@ export async function rotateRoot(req: LogicalRequest, host: AwsHost): Promise<st
 }
 
 /** Deletes the old key with the new one, as Vault does (a key already gone is fine). */
-async function deleteOldKey(env: AwsEnv, config: Parameters<typeof iamClient>[0], wal: RotateRootWal): Promise<void> {
-  const iam = iamClient(config, env, { accessKeyId: wal.newAccessKey, secretAccessKey: wal.newSecretKey });
+async function deleteOldKey(host: AwsHost, config: Parameters<typeof iamClient>[0], wal: RotateRootWal): Promise<void> {
+  const iam = iamClient(config, host, { accessKeyId: wal.newAccessKey, secretAccessKey: wal.newSecretKey });
   try {
     await iam.call('DeleteAccessKey', { UserName: wal.userName, AccessKeyId: wal.oldAccessKey });
   } catch (e) {
@@ -71,15 +70,15 @@ async function deleteOldKey(env: AwsEnv, config: Parameters<typeof iamClient>[0]
  * already the new one) the new key is stored and the old one deleted. A configuration written
  * since with other keys wins: the unused new key is deleted instead.
  */
-export async function finishRotation(env: AwsEnv, storage: Storage, wal: RotateRootWal): Promise<void> {
+export async function finishRotation(host: AwsHost, storage: Storage, wal: RotateRootWal): Promise<void> {
   const config = await loadRootConfig(storage);
   if (config && (config.accessKey === wal.oldAccessKey || config.accessKey === wal.newAccessKey)) {
     const rotated = { ...config, accessKey: wal.newAccessKey, secretKey: wal.newSecretKey };
-    await deleteOldKey(env, rotated, wal);
+    await deleteOldKey(host, rotated, wal);
     await putJSON(storage, ROOT_KEY, rotated);
     return;
   }
-  const iam = iamClient(config, env);
+  const iam = iamClient(config, host);
   try {
     await iam.call('DeleteAccessKey', { UserName: wal.userName, AccessKeyId: wal.newAccessKey });
   } catch (e) {

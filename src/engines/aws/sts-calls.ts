@@ -33,7 +33,7 @@ function stsSecret(result: Record<string, unknown>, data: Record<string, unknown
 /** The clients of the mount's configuration; missing credentials fail like a call would. */
 async function clients(req: LogicalRequest, host: AwsHost, prefix: string): Promise<{ config: RootConfig | null; sts: QueryClient }> {
   const config = await loadRootConfig(req.storage);
-  return { config, sts: await withPrefix(prefix, () => stsClient(config, host.env)) };
+  return { config, sts: await withPrefix(prefix, () => stsClient(config, host)) };
 }
 
 /**
@@ -42,7 +42,7 @@ async function clients(req: LogicalRequest, host: AwsHost, prefix: string): Prom
  */
 async function withGroupPolicies(config: RootConfig | null, host: AwsHost, role: Role): Promise<{ policy: string; policyArns: string[] }> {
   if (role.iamGroups.length === 0) return { policy: role.policyDocument, policyArns: role.policyArns };
-  const iam = iamClient(config, host.env);
+  const iam = iamClient(config, host);
   const documents: string[] = [];
   const arns = [...role.policyArns];
   try {

@@ -17,8 +17,8 @@ export async function settleWriteAhead(host: AwsHost, storage: Storage, now: num
     const key = `${WAL_PREFIX}${id}`;
     const entry = await getJSON<IamUserWal | RotateRootWal>(storage, key);
     try {
-      if (entry?.kind === 'iam_user') await deleteIamUser(iamClient(await loadRootConfig(storage), host.env), entry.userName, { tolerateMissing: true });
-      else if (entry?.kind === 'rotate-root') await finishRotation(host.env, storage, entry);
+      if (entry?.kind === 'iam_user') await deleteIamUser(iamClient(await loadRootConfig(storage), host), entry.userName, { tolerateMissing: true });
+      else if (entry?.kind === 'rotate-root') await finishRotation(host, storage, entry);
       await storage.delete(key);
     } catch {
       left = true;
