@@ -1,6 +1,7 @@
 // Starting and stopping the servers a benchmark drives (Coffer's launcher, the baselines).
 
 import { spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import { ROOT } from '../scripts/miniflare-server.mjs';
 
 /** Runs `script` (in `cwd`, default this tree) and resolves once its output matches `ready`, whose first group is the URL. */
@@ -15,6 +16,15 @@ export function startProcess(script, env, ready, cwd = ROOT) {
     };
     proc.stdout.on('data', onData);
     proc.stderr.on('data', onData);
+    // BENCH_SERVER_LOG=<file>: every server's output, each line tagged with the server, for
+    // finding out what a failed or slow scenario met (it is otherwise dropped once the server is up).
+    const file = process.env.BENCH_SERVER_LOG;
+    if (file) {
+      const name = `${script}${env.OFFLOAD_HANDLERS === '0' ? ' in-object' : ''}`;
+      const log = (chunk) => appendFileSync(file, String(chunk).replace(/^(?=.)/gm, `[${new Date().toISOString()} ${name}] `));
+      proc.stdout.on('data', log);
+      proc.stderr.on('data', log);
+    }
     proc.once('exit', (code) => reject(new Error(`${script} in ${cwd} exited with ${code}:\n${out}`)));
   });
 }

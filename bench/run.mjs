@@ -29,8 +29,9 @@
 //
 // BENCH_DURATION (seconds, default 10) and BENCH_CONNECTIONS (default 50) override the load;
 // BENCH_ONLY=<text>[|<text>…] runs only the scenarios whose name contains one of them (baselines always run).
+// BENCH_SERVER_LOG=<file> appends every server's output there, marked where each measurement starts.
 
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -56,6 +57,8 @@ function load(opts, duration = DURATION) {
  * the serving object per request during that load (`loaded`, see objectTime).
  */
 async function measure(name, opts, server) {
+  // The servers' output (BENCH_SERVER_LOG, see processes.mjs) is marked where each measurement starts.
+  if (process.env.BENCH_SERVER_LOG) appendFileSync(process.env.BENCH_SERVER_LOG, `[${new Date().toISOString()}] === ${name}\n`);
   await load(opts, 2); // warm-up: isolates, DO instances, keyring caches
   const samplesBefore = server ? await routeSamples(server.url, server.token) : null;
   const r = await load(opts);
