@@ -6,7 +6,8 @@ import type { LogicalRequest, LogicalResponse } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import type { FieldData, FieldSchemas } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
-import { createIamUser, type AwsHost } from './iam-user';
+import type { AwsHost } from './config';
+import { createIamUser } from './iam-user';
 import { loadRole, type CredentialType, type Role } from './role';
 import { assumeRole, getFederationToken, getSessionToken } from './sts-calls';
 

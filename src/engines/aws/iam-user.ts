@@ -13,8 +13,6 @@ import type { Role } from './role';
 import { withPrefix } from './failures';
 import { generateUsername } from './username';
 
-export type { AwsHost } from './config';
-
 /** The write-ahead entry of a user being made. */
 export interface IamUserWal {
   kind: 'iam_user';

@@ -10,10 +10,11 @@ import { credsPaths } from './paths/creds';
 import { rolePaths } from './paths/roles';
 import { stsPaths } from './paths/sts';
 import { SigningKeys } from './client';
-import { accessKeys, type AwsHost } from './iam-user';
+import type { AwsHost } from './config';
+import { accessKeys } from './iam-user';
 import { settleWriteAhead } from './wal';
 
-export type { AwsHost } from './iam-user';
+export type { AwsHost } from './config';
 
 export function awsBackend(given: AwsHost): Backend {
   // The backend lives as long as its mount's keys: the root key's signing keys live with it.

@@ -6,9 +6,8 @@
 import type { LogicalRequest, LogicalResponse } from '../../framework/backend';
 import { badRequest } from '../../framework/errors';
 import { child, members, text, type QueryClient } from './client';
-import { iamClient, loadRootConfig, stsClient, type RootConfig } from './config';
+import { iamClient, loadRootConfig, stsClient, type AwsHost, type RootConfig } from './config';
 import { awsFailure, withPrefix } from './failures';
-import type { AwsHost } from './iam-user';
 import type { Role } from './role';
 import { resolveSessionTags } from './session-tags';
 import { generateUsername, normaliseName } from './username';

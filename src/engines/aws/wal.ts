@@ -5,8 +5,8 @@
 
 import { WAL_PREFIX } from '../../framework/backend';
 import { getJSON, type Storage } from '../../framework/storage';
-import { iamClient, loadRootConfig } from './config';
-import { deleteIamUser, type AwsHost, type IamUserWal } from './iam-user';
+import { iamClient, loadRootConfig, type AwsHost } from './config';
+import { deleteIamUser, type IamUserWal } from './iam-user';
 import { finishRotation, type RotateRootWal } from './rotate-root';
 
 const RETRY_MS = 60_000;

@@ -5,8 +5,7 @@ import { parseGoDuration, formatGoDuration, DurationError } from '../../../frame
 import { badRequest, CofferError, notFound } from '../../../framework/errors';
 import { putJSON } from '../../../framework/storage';
 import { compileTemplate, TemplateError } from '../../../framework/template';
-import { DEFAULT_USERNAME_TEMPLATE, emptyRootConfig, LEASE_KEY, loadLeaseConfig, loadRootConfig, ROOT_KEY, type RootConfig } from '../config';
-import type { AwsHost } from '../iam-user';
+import { DEFAULT_USERNAME_TEMPLATE, emptyRootConfig, LEASE_KEY, loadLeaseConfig, loadRootConfig, ROOT_KEY, type AwsHost, type RootConfig } from '../config';
 import { rotateRoot } from '../rotate-root';
 
 /** config/root in its read shape: never the secret key. */

@@ -3,7 +3,7 @@
 import type { PathDef } from '../../../framework/backend';
 import { CREDENTIAL_FIELDS, issueCredentials } from '../credentials';
 import { ROLE_NAME } from '../role';
-import type { AwsHost } from '../iam-user';
+import type { AwsHost } from '../config';
 
 export function credsPaths(host: AwsHost): PathDef[] {
   const handler: NonNullable<PathDef['operations']['read']> = async (req, f) => await issueCredentials(req, f, host, 'creds');
