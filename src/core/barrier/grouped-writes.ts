@@ -88,11 +88,18 @@ export class GroupedWrites {
    */
   private later(): void {
     if (this.armed) return;
-    this.armed = true;
-    setTimeout(() => {
-      this.armed = false;
+    try {
+      setTimeout(() => {
+        this.armed = false;
+        this.flushQuietly();
+      }, 0);
+    } catch {
+      // No timer to be had (an I/O context allows 10,000 at once: QuotaExceededError): write now.
+      // Marked armed before a timer that never came, every later durable() would wait forever.
       this.flushQuietly();
-    }, 0);
+      return;
+    }
+    this.armed = true;
   }
 
   private flushQuietly(): void {

@@ -139,6 +139,32 @@ describe('grouped writes', () => {
       await new Promise((resolve) => setTimeout(resolve, 5));
       expect(stored(sql, 'orphan')).toBe('1');
     }));
+
+  it('writes at once when no timer can be set (the 10,000-timer quota), and groups again once one can', () =>
+    inObject(async (p, sql) => {
+      const g = new GroupedWrites(p, noFailure);
+      // Fill this I/O context's timers for real until workerd refuses one.
+      const held: ReturnType<typeof setTimeout>[] = [];
+      let refused: unknown = null;
+      while (refused === null && held.length < 20_000) {
+        try {
+          held.push(setTimeout(() => undefined, 60_000));
+        } catch (e) {
+          refused = e;
+        }
+      }
+      expect((refused as Error | null)?.name).toBe('QuotaExceededError');
+      g.grouped.apply([put('no-timer', '1')]);
+      expect(stored(sql, 'no-timer')).toBe('1');
+      expect(g.pending).toBe(false);
+      for (const t of held) clearTimeout(t);
+      // Not left waiting for a timer that was never set: the next group flushes on its timer.
+      g.grouped.apply([put('timer-again', '2')]);
+      expect(stored(sql, 'timer-again')).toBeNull();
+      const hung = new Promise((_, reject) => setTimeout(() => reject(new Error('durable() never settled')), 2_000));
+      await Promise.race([g.durable(), hung]);
+      expect(stored(sql, 'timer-again')).toBe('2');
+    }));
 });
 
 describe('objects that group their writes', () => {
