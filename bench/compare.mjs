@@ -1,6 +1,7 @@
 // `npm run bench:compare -- "<scenario>" [other tree]`: measures one scenario on two builds of
 // Coffer (this tree and another checkout, by default ../coffer-before) in alternating rounds, each
-// round next to a fresh one-DO baseline measurement, and prints both ratios per round and their
+// round next to a fresh measurement of its matching one-DO baseline (a read scenario's is the
+// one-DO read, as in `npm run bench`; any other's the one-DO write), and prints both ratios per round and their
 // medians. For judging a change: on this machine a whole `npm run bench` drifts by more than most
 // changes are worth, while two builds measured minutes apart under the same drift can be compared.
 //
@@ -83,11 +84,11 @@ try {
   }
   const baseline = await startProcess('bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
   procs.push(baseline.proc);
-  const baseOpts = { url: `${baseline.url}/do` };
+  const baseOpts = { url: `${baseline.url}${scenario.kind === 'read' ? '/do-read' : '/do'}` };
   const basePid = workerdBelow(baseline.proc.pid);
   await load(baseOpts, 2);
 
-  console.log(`${name}: ${ROUNDS} rounds of ${DURATION} s, 50 connections`);
+  console.log(`${name}: ${ROUNDS} rounds of ${DURATION} s, 50 connections, against the one-DO ${scenario.kind === 'read' ? 'read' : 'write'} baseline`);
   for (let round = 0; round < ROUNDS; round++) {
     const base = await measure(baseOpts, basePid);
     const line = [`baseline ${Math.round(base.rps)} req/s ${Math.round(base.cpuUs)} µs ${base.kib.toFixed(1)} KiB`];
