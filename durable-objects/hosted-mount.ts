@@ -24,10 +24,13 @@ import type { ObjectStorage } from './object-storage';
 /** Engine data lives under this prefix, apart from the object's own bookkeeping. */
 export const LOGICAL_PREFIX = 'logical/';
 /**
- * When the periodic work looks at an entry a request may have left behind. It runs in the write
- * order, after the request whatever happens, so this only sets how soon a crash is cleaned up.
+ * When the periodic work looks at an entry a request may have left behind. It leaves the entries
+ * of requests still running (MountSite.liveWriteAhead), so this only sets how soon a crash or a
+ * failed undo is cleaned up.
  */
 const WAL_ROLLBACK_DELAY_MS = 5_000;
+/** Where write-ahead entries are, as the request's transaction names them. */
+const WAL_KEYS = `${LOGICAL_PREFIX}${WAL_PREFIX}`;
 /** Markers of tokens that keep data here (cubbyhole): core/token-data/<accessor>. */
 export const TOKEN_DATA = 'core/token-data/';
 
@@ -45,6 +48,12 @@ export interface MountSite {
   wrap: NonNullable<DispatchHooks['wrap']>;
   /** Accessors known to be registered as keeping data here. */
   tokenData: Set<string>;
+  /**
+   * Write-ahead entries (by id) of requests running now, beside the write order or in it: the
+   * periodic work leaves them to their requests. Per object, not per hosted entry: a request
+   * outlives the entry it started under when the object forgets its keys and hosts it anew.
+   */
+  liveWriteAhead: Set<string>;
   shardOf(tokenOrAccessor: string): Pick<TokenStoreContract, 'registerLeaseHolder' | 'wrappingAuth' | 'unwrap'>;
   entityView(entityId: string): Promise<EntityView | null>;
   wakeAt(at: number): Promise<void>;
@@ -197,6 +206,9 @@ export class HostedMount implements Host {
     let leaseOnly = false;
     // The earliest time the request asked the backend's periodic work to run at.
     let wake: number | null = null;
+    // Its write-ahead entries (ids), live until it ends; made by the first (most requests make none).
+    let writeAhead: Set<string> | undefined;
+    const ownEntry = (key: string) => key.startsWith(WAL_KEYS) && writeAhead?.has(key.slice(WAL_KEYS.length)) === true;
     return {
       transaction: () => prefixedTransaction((tx = site.storage.requestBarrier.transaction()), LOGICAL_PREFIX),
       hooks: {
@@ -205,7 +217,9 @@ export class HostedMount implements Host {
           if (readOnly && (tx!.dirty || response.secret)) {
             throw new Error(`${backend.type} ${wire.operation} of ${relPath} wrote to storage; its path belongs in writingReadPaths`);
           }
-          if (leaseOnly && tx!.dirty) throw new Error(`${backend.type} ${wire.operation} of ${relPath} ran as lease-only but wrote to storage`);
+          if (leaseOnly && [...tx!.changes].some(([key, value]) => value !== null || !ownEntry(key))) {
+            throw new Error(`${backend.type} ${wire.operation} of ${relPath} ran as lease-only but wrote to storage`);
+          }
           // Nothing to record (every read): nothing to wait for.
           if (!response.login && !response.secret) return undefined;
           return this.#recordIssued(response, tx!, wire, auth);
@@ -213,12 +227,12 @@ export class HostedMount implements Host {
         wrap: site.wrap,
         wakeAt: backend.periodic ? (at) => void (wake = wake === null ? at : Math.min(wake, at)) : undefined,
         entity: auth?.entityId ? () => site.entityView(auth.entityId) : undefined,
-        // Only in the write order: the periodic work (also in it) then never meets a live entry.
+        // Live while the request runs: the periodic work leaves it to the request (MountSite.liveWriteAhead).
         putWAL: readOnly
           ? undefined
           : async (id, entry) => {
-              // Decided lease-only from what it was before it ran (its role changed meanwhile).
-              if (leaseOnly) throw new CofferError(503, [`${relPath} changed while the request was in flight; retry it`]);
+              site.liveWriteAhead.add(id);
+              (writeAhead ??= new Set()).add(id);
               await this.#putWAL(id, entry);
             },
         // Slow keys are made by the Worker, not here where they would stall the mount.
@@ -235,7 +249,12 @@ export class HostedMount implements Host {
             const decided = async (ask: NonNullable<Backend['leaseOnly']>) => ((leaseOnly = await ask(relPath, this.engineStorage)) ? await run() : await inOrder());
             return decided(backend.leaseOnly.bind(backend));
           },
-      after: () => (wake === null ? undefined : site.wakeAt(wake)),
+      // Its entries go back to the periodic work once it ended; what it removed is staged, and
+      // the periodic work writes what is staged before it reads.
+      after: () => {
+        if (writeAhead) for (const id of writeAhead) site.liveWriteAhead.delete(id);
+        return wake === null ? undefined : site.wakeAt(wake);
+      },
     };
   }
 
@@ -277,7 +296,7 @@ export class HostedMount implements Host {
   async periodic(): Promise<number | null> {
     if (!this.backend.periodic) return null;
     const tx = this.barrier.transaction();
-    const next = await this.backend.periodic(prefixedTransaction(tx, LOGICAL_PREFIX), Date.now(), { mountAllowedManagedKeys: this.mount.mountAllowedManagedKeys ?? [] });
+    const next = await this.backend.periodic(prefixedTransaction(tx, LOGICAL_PREFIX), Date.now(), { mountAllowedManagedKeys: this.mount.mountAllowedManagedKeys ?? [], liveWriteAhead: this.#site.liveWriteAhead });
     await tx.commit();
     return next;
   }

@@ -80,6 +80,7 @@ export function mountSite(env: Env, storage: ObjectStorage, writes: Mutex, metri
       return wrap(response, wire, mount);
     },
     tokenData: new Set(),
+    liveWriteAhead: new Set(),
     shardOf,
     entityView: async (entityId) => {
       const context = (await entityViews.viewOf(entityId))?.context;

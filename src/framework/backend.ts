@@ -107,8 +107,8 @@ export interface LogicalRequest {
    * now, outside the request's transaction, and has the backend's `periodic` work run soon. The
    * handler deletes the entry in its own transaction once the work is recorded; an entry the
    * request leaves behind (it failed, or the object was reset) is the periodic work's to roll
-   * back. The host runs such paths in its write order, so `periodic` never meets a live entry.
-   * Absent where the host has no durable side channel.
+   * back. Entries of requests still running are named to `periodic` (PeriodicContext.liveWriteAhead),
+   * which leaves them be. Absent where the host has no durable side channel.
    */
   putWAL?: (id: string, entry: Uint8Array) => Promise<void>;
 }
@@ -120,6 +120,12 @@ export const WAL_PREFIX = 'wal/';
 export interface PeriodicContext {
   /** The mount's allowed_managed_keys, as LogicalRequest.mountAllowedManagedKeys. */
   mountAllowedManagedKeys: readonly string[];
+  /**
+   * Ids of the write-ahead entries (LogicalRequest.putWAL) whose requests are still running on this
+   * host: theirs to remove, not to roll back. Requests do not outlive their object, so after a
+   * restart none is.
+   */
+  liveWriteAhead?: ReadonlySet<string>;
 }
 
 export interface LeaseInfo {
@@ -367,8 +373,8 @@ export interface Backend {
   offloadCost?(relPath: string, data: Record<string, unknown>, cached: (key: string) => Uint8Array | null | undefined): number | null;
   /**
    * Decides, per request, that a write (or writing read) writes nothing but the lease the host
-   * records for it (AWS STS credentials), so it may run beside the mount's write order instead of
-   * waiting for it. Such a request gets no working putWAL, and a write of its own is refused.
+   * records for it and its own write-ahead entries (AWS credentials), so it may run beside the
+   * mount's write order instead of waiting for it. Any other write of its own is refused.
    */
   leaseOnly?(relPath: string, storage: Storage): Promise<boolean>;
   /** Secret types this backend issues leases for, by name. */

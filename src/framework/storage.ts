@@ -239,6 +239,11 @@ export class StorageTransaction implements Transaction {
     return this.pending.size > 0;
   }
 
+  /** What was written so far, by key (null: deleted). */
+  get changes(): ReadonlyMap<string, Uint8Array | null> {
+    return this.pending;
+  }
+
   async get(key: string) {
     if (this.pending.has(key)) return this.pending.get(key) ?? null;
     return await this.inner.get(key);

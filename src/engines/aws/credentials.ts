@@ -28,14 +28,16 @@ export function credentialTypeFor(role: Role, via: 'creds' | 'sts'): CredentialT
 }
 
 /**
- * STS credentials write nothing but their lease, so they are issued beside the mount's write
- * order (Backend.leaseOnly); an IAM user needs its write-ahead entry, in the order.
+ * Credentials write nothing but their lease (and an IAM user its own write-ahead entry, which the
+ * periodic work leaves alone while the request runs), so they are issued beside the mount's write
+ * order (Backend.leaseOnly): a request waiting on AWS does not hold up the mount's other writes,
+ * nor another request's credentials.
  */
 export async function issuesOnlyLease(relPath: string, storage: Storage): Promise<boolean> {
   const m = /^(creds|sts)\/(.+)$/.exec(relPath);
   if (!m) return false;
   const loaded = await loadRole(storage, m[2]);
-  return !!loaded && !loaded.invalidData && credentialTypeFor(loaded.role, m[1] as 'creds' | 'sts') !== 'iam_user';
+  return !!loaded && !loaded.invalidData;
 }
 
 export async function issueCredentials(req: LogicalRequest, f: FieldData, host: AwsHost, via: 'creds' | 'sts'): Promise<LogicalResponse> {

@@ -27,6 +27,6 @@ export function awsBackend(given: AwsHost): Backend {
     // write nothing else, so they need not wait for the mount's other writes.
     writingReadPaths: ['creds/*', 'sts/*'],
     leaseOnly: issuesOnlyLease,
-    periodic: (storage, now) => settleWriteAhead(host, storage, now),
+    periodic: (storage, now, mount) => settleWriteAhead(host, storage, now, mount),
   };
 }

@@ -1,19 +1,27 @@
 // The engine's periodic work: settles the write-ahead entries requests left behind (they failed,
-// or the object was reset mid-request). The host runs this in the mount's write order, so no
-// entry it meets belongs to a request still running. An IAM user is rolled back (deleted); a
-// root rotation is finished. An entry whose work fails stays, and is tried again later.
+// or the object was reset mid-request). The entries of requests still running (the host names
+// them: PeriodicContext.liveWriteAhead) are theirs, and are looked at again shortly. An IAM user
+// is rolled back (deleted); a root rotation is finished. An entry whose work fails stays, and is
+// tried again later.
 
-import { WAL_PREFIX } from '../../framework/backend';
+import { WAL_PREFIX, type PeriodicContext } from '../../framework/backend';
 import { getJSON, type Storage } from '../../framework/storage';
 import { iamClient, loadRootConfig, type AwsHost } from './config';
 import { deleteIamUser, type IamUserWal } from './iam-user';
 import { finishRotation, type RotateRootWal } from './rotate-root';
 
 const RETRY_MS = 60_000;
+/** When to look again at the entries of requests that were still running. */
+const LIVE_RECHECK_MS = 5_000;
 
-export async function settleWriteAhead(host: AwsHost, storage: Storage, now: number): Promise<number | null> {
+export async function settleWriteAhead(host: AwsHost, storage: Storage, now: number, mount?: PeriodicContext): Promise<number | null> {
   let left = false;
+  let live = false;
   for (const id of await storage.list(WAL_PREFIX)) {
+    if (mount?.liveWriteAhead?.has(id)) {
+      live = true;
+      continue;
+    }
     const key = `${WAL_PREFIX}${id}`;
     const entry = await getJSON<IamUserWal | RotateRootWal>(storage, key);
     try {
@@ -24,5 +32,5 @@ export async function settleWriteAhead(host: AwsHost, storage: Storage, now: num
       left = true;
     }
   }
-  return left ? now + RETRY_MS : null;
+  return live ? now + LIVE_RECHECK_MS : left ? now + RETRY_MS : null;
 }

@@ -228,6 +228,55 @@ describe('failures while making the user', () => {
   });
 });
 
+describe('beside the write order', () => {
+  /** Resolves to `name` once the request answered `status`, recording the order answers came in. */
+  const answered = (order: string[], name: string, p: Promise<{ status: number }>) =>
+    p.then((r) => {
+      order.push(name);
+      return r.status;
+    });
+
+  it("makes an IAM user while another request's user is held at AWS, and a role write is not held up either", async () => {
+    // The first CreateUser only is held: the requests sent meanwhile get theirs at once.
+    // A role of its own: its leases are this test's only.
+    await ok('POST', 'aws/roles/side', { credential_type: 'iam_user', policy_arns: ['arn:aws:iam::aws:policy/ReadOnlyAccess'] });
+    await emu.faults({ delays: [{ action: 'CreateUser', ms: 1_500, times: 1 }] });
+    const order: string[] = [];
+    const first = answered(order, 'first', call('GET', 'aws/creds/side'));
+    await new Promise((r) => setTimeout(r, 200));
+    const second = answered(order, 'second', call('GET', 'aws/creds/side'));
+    const write = answered(order, 'write', call('POST', 'aws/roles/other', { credential_type: 'iam_user', policy_arns: ['arn:aws:iam::aws:policy/ReadOnlyAccess'] }));
+    expect(await Promise.all([first, second, write])).toEqual([200, 200, 204]);
+    // In the write order the second user and the role write would have waited for the first.
+    expect(order.indexOf('first')).toBe(2);
+    const users = await madeUsers();
+    expect(users).toHaveLength(2);
+    expect(users.every((u) => u.accessKeys.length === 1)).toBe(true);
+    expect((await ok('GET', 'sys/leases/lookup/aws/creds/side?list=true')).body.data.keys).toHaveLength(2);
+  });
+
+  it('leaves the write-ahead entry of a request still running to it when the periodic work runs', async () => {
+    const object = await mountObject('aws');
+    // The entry is stored before CreateUser; the request is then held at CreateAccessKey.
+    await emu.faults({ delays: [{ action: 'CreateAccessKey', ms: 1_500, times: 1 }] });
+    const running = call('GET', 'aws/creds/plain');
+    for (let i = 0; i < 50 && (await madeUsers()).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await madeUsers()).toHaveLength(1);
+    await runDurableObjectAlarm(object);
+    // Not rolled back: the user is there, and nothing was deleted at AWS.
+    expect(await madeUsers()).toHaveLength(1);
+    expect((await actions(emu)).filter((a) => a.startsWith('Delete') || a.startsWith('List'))).toEqual([]);
+    const r = await running;
+    expect(r.status).toBe(200);
+    const [user] = await madeUsers();
+    expect(user.accessKeys.map((k) => k.accessKeyId)).toEqual([r.body.data.access_key]);
+    // The request removed its entry with its lease: the next run has nothing to roll back.
+    await runDurableObjectAlarm(object);
+    expect(await madeUsers()).toHaveLength(1);
+    expect((await actions(emu)).filter((a) => a.startsWith('Delete'))).toEqual([]);
+  });
+});
+
 describe('wait_for_usable', () => {
   it('polls STS with the new key until it is accepted', async () => {
     await ok('POST', 'aws/roles/waiting', { credential_type: 'iam_user', policy_arns: ['arn:aws:iam::aws:policy/ReadOnlyAccess'], wait_for_usable: true });
