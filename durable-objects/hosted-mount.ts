@@ -9,7 +9,7 @@ import { effectiveTTLs, routePrefix, type MountEntry } from '../src/core/mounts/
 import type { Mutex } from '../src/core/mutex';
 import { matchesSpecialPath, WAL_PREFIX, type AuthContext, type Backend, type EntityView, type GrantedMount, type LogicalResponse, type WireOperation } from '../src/framework/backend';
 import type { Maybe } from '../src/framework/steps';
-import { CofferError, invalidToken } from '../src/framework/errors';
+import { invalidToken } from '../src/framework/errors';
 import { prefixedTransaction, PrefixedStorage, type Storage, type StorageTransaction } from '../src/framework/storage';
 import { AuditTrail } from '../src/pipeline/audit-trail';
 import type { CallerPort } from '../src/pipeline/caller';
