@@ -229,7 +229,7 @@ describe('failures while making the user', () => {
 });
 
 describe('beside the write order', () => {
-  /** Resolves to `name` once the request answered `status`, recording the order answers came in. */
+  /** The request's status; its name goes to `order` when it answers, so `order` is the order answers came in. */
   const answered = (order: string[], name: string, p: Promise<{ status: number }>) =>
     p.then((r) => {
       order.push(name);
@@ -237,9 +237,9 @@ describe('beside the write order', () => {
     });
 
   it("makes an IAM user while another request's user is held at AWS, and a role write is not held up either", async () => {
-    // The first CreateUser only is held: the requests sent meanwhile get theirs at once.
     // A role of its own: its leases are this test's only.
     await ok('POST', 'aws/roles/side', { credential_type: 'iam_user', policy_arns: ['arn:aws:iam::aws:policy/ReadOnlyAccess'] });
+    // The first CreateUser only is held: the requests sent meanwhile get theirs at once.
     await emu.faults({ delays: [{ action: 'CreateUser', ms: 1_500, times: 1 }] });
     const order: string[] = [];
     const first = answered(order, 'first', call('GET', 'aws/creds/side'));
