@@ -208,7 +208,6 @@ export class HostedMount implements Host {
     let wake: number | null = null;
     // Its write-ahead entries (ids), live until it ends; made by the first (most requests make none).
     let writeAhead: Set<string> | undefined;
-    const ownEntry = (key: string) => key.startsWith(WAL_KEYS) && writeAhead?.has(key.slice(WAL_KEYS.length)) === true;
     return {
       transaction: () => prefixedTransaction((tx = site.storage.requestBarrier.transaction()), LOGICAL_PREFIX),
       hooks: {
@@ -217,8 +216,13 @@ export class HostedMount implements Host {
           if (readOnly && (tx!.dirty || response.secret)) {
             throw new Error(`${backend.type} ${wire.operation} of ${relPath} wrote to storage; its path belongs in writingReadPaths`);
           }
-          if (leaseOnly && [...tx!.changes].some(([key, value]) => value !== null || !ownEntry(key))) {
-            throw new Error(`${backend.type} ${wire.operation} of ${relPath} ran as lease-only but wrote to storage`);
+          // A lease-only request may delete its own write-ahead entries, and write nothing else.
+          if (leaseOnly) {
+            for (const [key, value] of tx!.changes) {
+              if (value !== null || !key.startsWith(WAL_KEYS) || !writeAhead?.has(key.slice(WAL_KEYS.length))) {
+                throw new Error(`${backend.type} ${wire.operation} of ${relPath} ran as lease-only but wrote to storage`);
+              }
+            }
           }
           // Nothing to record (every read): nothing to wait for.
           if (!response.login && !response.secret) return undefined;
