@@ -8,6 +8,9 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { api, caller, initCluster, type Cluster } from '../../helpers/api';
 import { sink, sinkURL } from '../../helpers/audit-sink';
 import { actions, ADMIN_KEY, ADMIN_USER, awsWorld } from '../../helpers/aws';
+import { emptyRootConfig, ROOT_KEY } from '../../../src/engines/aws/config';
+import { settleWriteAhead } from '../../../src/engines/aws/wal';
+import { MemoryStorage, putJSON } from '../../../src/framework/storage';
 
 let c: Cluster;
 const { call, ok } = caller(() => c.root);
@@ -274,6 +277,37 @@ describe('beside the write order', () => {
     await runDurableObjectAlarm(object);
     expect(await madeUsers()).toHaveLength(1);
     expect((await actions(emu)).filter((a) => a.startsWith('Delete'))).toEqual([]);
+  });
+});
+
+describe('the periodic work', () => {
+  it('tries a failed rollback again only once its retry time has come, however often it runs meanwhile', async () => {
+    // The engine's storage as the periodic work sees it: root config and two write-ahead entries,
+    // one of a request still running ("live") and one left behind for a user IAM never made.
+    const storage = new MemoryStorage();
+    await putJSON(storage, ROOT_KEY, { ...emptyRootConfig(), accessKey: ADMIN_KEY.accessKeyId, secretKey: ADMIN_KEY.secretAccessKey, iamEndpoint: world.endpoint, stsEndpoint: world.endpoint, region: 'us-east-1', maxRetries: 0 });
+    await putJSON(storage, 'wal/left', { kind: 'iam_user', userName: 'vault-left-behind', createdAt: 0 });
+    await putJSON(storage, 'wal/live', { kind: 'iam_user', userName: 'vault-running', createdAt: 0 });
+    const mount = { mountAllowedManagedKeys: [], liveWriteAhead: new Set(['live']) };
+    const host = { env: {} };
+    await emu.faults({ faults: [{ action: 'ListGroupsForUser', status: 500, code: 'ServiceFailure', message: 'IAM is down' }] });
+    const t0 = Date.now();
+    const listed = async () => (await actions(emu)).filter((a) => a === 'ListGroupsForUser').length;
+
+    // The rollback fails: it stays; the running request's entry is looked at again in 5 s.
+    expect(await settleWriteAhead(host, storage, t0, mount)).toBe(t0 + 5_000);
+    expect(await listed()).toBe(1);
+    // Runs for the running request meanwhile leave the failed one alone until its minute is up.
+    expect(await settleWriteAhead(host, storage, t0 + 5_000, mount)).toBe(t0 + 10_000);
+    expect(await settleWriteAhead(host, storage, t0 + 55_000, mount)).toBe(t0 + 60_000);
+    expect(await listed()).toBe(1);
+    // Once it is, the rollback runs again (and succeeds: IAM has no such user).
+    expect(await settleWriteAhead(host, storage, t0 + 60_000, mount)).toBe(t0 + 65_000);
+    expect(await listed()).toBe(2);
+    expect([...storage.data.keys()].filter((k) => k.startsWith('wal/'))).toEqual(['wal/live']);
+    // Once that request is gone without removing its entry, its user is rolled back too.
+    expect(await settleWriteAhead(host, storage, t0 + 65_000, { mountAllowedManagedKeys: [], liveWriteAhead: new Set() })).toBeNull();
+    expect(storage.data.size).toBe(1);
   });
 });
 
