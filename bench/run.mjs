@@ -133,10 +133,17 @@ function busiestRoute(before, after, sent) {
   return best && best.n >= sent * 0.9 ? best : null;
 }
 
-/** Why busiestRoute found none: each route's requests between the two readings, against those sent. */
+/**
+ * Why busiestRoute found none: each route's requests between the two readings, against those sent,
+ * and the routes one reading has and the other lacks (an object's counts start again at zero when
+ * it restarts, and sys/metrics leaves out an object that does not answer).
+ */
 function routeShares(before, after, sent) {
   const moved = [...after].map(([name, s]) => [name, s.count - (before.get(name)?.count ?? 0)]).filter(([, n]) => n !== 0);
-  return `${sent} sent; ${moved.map(([name, n]) => `${name} ${n}`).join(', ') || 'no route samples'}`;
+  const gone = [...before.keys()].filter((name) => !after.has(name));
+  const fresh = [...after.keys()].filter((name) => !before.has(name));
+  const listed = (label, names) => (names.length > 0 ? `; ${label}: ${names.join(', ')}` : '');
+  return `${sent} sent; ${moved.map(([name, n]) => `${name} ${n}`).join(', ') || 'no route moved'} (${before.size} routes before, ${after.size} after${listed('gone', gone)}${listed('new', fresh)})`;
 }
 
 /**
