@@ -11,13 +11,12 @@
 // KiB workerd wrote to files per request (SQLite pages: what a Durable Object write costs most).
 // BENCH_ROUNDS (default 4) and BENCH_DURATION (seconds per measurement, default 4) set the load.
 
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { ROOT } from '../scripts/miniflare-server.mjs';
-import { startProcess, stopProcess } from './processes.mjs';
+import { startProcess, stopProcess, workerdBelow } from './processes.mjs';
 import { SCENARIOS, stopScenarioServers } from './scenarios.mjs';
 
 const name = process.argv[2];
@@ -28,22 +27,6 @@ const scenario = SCENARIOS.find((s) => s.name === name);
 if (!scenario) throw new Error(`no scenario "${name}"; have: ${SCENARIOS.map((s) => s.name).join(', ')}`);
 if (!existsSync(path.join(other, 'scripts/start.mjs'))) throw new Error(`${other} is not a Coffer checkout (git worktree add ../coffer-before <commit>)`);
 if (process.platform !== 'linux') throw new Error('CPU per request is read from /proc: Linux only');
-
-/** The workerd process below a launcher (Miniflare starts it as a child). */
-function workerdBelow(pid) {
-  let children;
-  try {
-    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
-  } catch {
-    return null; // pgrep exits 1 when the process has no children
-  }
-  for (const child of children) {
-    if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('workerd')) return child;
-    const below = workerdBelow(child);
-    if (below) return below;
-  }
-  return null;
-}
 
 /** Bytes a process has written to files (SQLite's database and WAL, for workerd). */
 const writtenBytes = (pid) => Number(/wchar: (\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))[1]);

@@ -1,7 +1,7 @@
 // Starting and stopping the servers a benchmark drives (Coffer's launcher, the baselines).
 
-import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { ROOT } from '../scripts/miniflare-server.mjs';
 
 /** Runs `script` (in `cwd`, default this tree) and resolves once its output matches `ready`, whose first group is the URL. */
@@ -35,3 +35,19 @@ export const stopProcess = (proc) =>
     proc.once('exit', resolve);
     proc.kill('SIGTERM');
   });
+
+/** The workerd process below a launcher (Miniflare starts it as a child). */
+export function workerdBelow(pid) {
+  let children;
+  try {
+    children = execFileSync('pgrep', ['-P', String(pid)], { encoding: 'utf8' }).trim().split(/\s+/).filter(Boolean);
+  } catch {
+    return null; // pgrep exits 1 when the process has no children
+  }
+  for (const child of children) {
+    if (readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('workerd')) return child;
+    const below = workerdBelow(child);
+    if (below) return below;
+  }
+  return null;
+}
