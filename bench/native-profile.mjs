@@ -51,9 +51,8 @@ function kindOf(dso, symbol) {
 }
 
 /** Microseconds of workerd's CPU per request, by symbol, sampled under `opts`' load. */
-async function sample(label, opts, pid, work) {
+async function sample(label, opts, pid, data) {
   await load(opts, 2); // warm-up
-  const data = path.join(work, `${label}.data`);
   const perf = spawn('perf', ['record', '-e', 'cpu-clock', '-F', String(HZ), '-p', String(pid), '-o', data, '--', 'sleep', String(SECONDS)], { stdio: 'ignore' });
   // The load outlasts the sampling by a second; requests are counted over the sampled share of it.
   const r = await load(opts, SECONDS + 1);
@@ -73,7 +72,10 @@ async function sample(label, opts, pid, work) {
 function show(side) {
   console.log(`${side.label}: ${Math.round(side.rps)} req/s, ${Math.round(side.us)} µs of workerd's CPU per request`);
   const kinds = new Map();
-  for (const s of side.symbols.values()) kinds.set(kindOf(s.dso, s.symbol), (kinds.get(kindOf(s.dso, s.symbol)) ?? 0) + s.us);
+  for (const s of side.symbols.values()) {
+    const kind = kindOf(s.dso, s.symbol);
+    kinds.set(kind, (kinds.get(kind) ?? 0) + s.us);
+  }
   for (const [kind, us] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`  ${us.toFixed(1).padStart(7)} µs  ${kind}`);
 }
 
@@ -89,8 +91,8 @@ try {
   const baseline = await startProcess('bench/serve-baseline.mjs', { BASELINE_DATA_DIR: path.join(work, 'baseline') }, /Baseline is listening on (\S+)/);
   procs.push(baseline.proc);
   const kind = scenario.kind === 'read' ? 'read' : 'write';
-  const base = await sample(`one-DO ${kind} baseline`, { url: `${baseline.url}${kind === 'read' ? '/do-read' : '/do'}` }, workerdBelow(baseline.proc.pid), work);
-  const mine = await sample(name, scenario.request(coffer.url, token, context), workerdBelow(coffer.proc.pid), work);
+  const base = await sample(`one-DO ${kind} baseline`, { url: `${baseline.url}${kind === 'read' ? '/do-read' : '/do'}` }, workerdBelow(baseline.proc.pid), path.join(work, 'baseline.data'));
+  const mine = await sample(name, scenario.request(coffer.url, token, context), workerdBelow(coffer.proc.pid), path.join(work, 'scenario.data'));
   show(base);
   show(mine);
   const keys = new Set([...base.symbols.keys(), ...mine.symbols.keys()]);
