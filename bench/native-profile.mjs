@@ -8,6 +8,8 @@
 //
 // Needs `perf` (Debian: linux-perf) and permission to sample another process (root, or
 // kernel.perf_event_paranoid ≤ 1). BENCH_DURATION: seconds sampled per side (default 8).
+// BENCH_NATIVE_KIND="V8 builtins": also lists, for both sides, the top symbols of the kinds whose
+// names contain that text.
 
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -77,6 +79,11 @@ function show(side) {
     kinds.set(kind, (kinds.get(kind) ?? 0) + s.us);
   }
   for (const [kind, us] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`  ${us.toFixed(1).padStart(7)} µs  ${kind}`);
+  const wanted = process.env.BENCH_NATIVE_KIND;
+  if (!wanted) return;
+  const inKind = [...side.symbols.values()].filter((s) => kindOf(s.dso, s.symbol).includes(wanted)).sort((a, b) => b.us - a.us);
+  console.log(`  top symbols of kinds matching "${wanted}":`);
+  for (const s of inKind.slice(0, TOP)) console.log(`  ${s.us.toFixed(2).padStart(7)}  ${s.symbol.slice(0, 130)}`);
 }
 
 const work = mkdtempSync(path.join(os.tmpdir(), 'coffer-native-'));
