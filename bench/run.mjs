@@ -2,8 +2,10 @@
 // measured in the same run: a read scenario to one DO call + one SQLite read, a write to one DO
 // call + one SQLite write. Coffer runs under the launcher (log level warn); the baselines run
 // with the same Miniflare settings. A scenario with a ratio target is judged against its baseline
-// measured right before and after it (the machine drifts within a run); the run-wide baselines,
-// measured at its start and end, give the other columns. Writes bench/results/latest.json.
+// measured right before and after it (the machine drifts within a run), and the verdict says when
+// the target lies between the ratios by the one before and by the one after (the drift alone could
+// decide it); the run-wide baselines, measured at its start and end, give the other columns.
+// Writes bench/results/latest.json.
 //
 // Each scenario also reports its time inside the serving object per request ("obj ms"): the
 // object's vault.route.* samples (wall time from the request's arrival in the object to its
@@ -259,7 +261,10 @@ async function main() {
       const judged = s.target != null && baselineRoute[s.kind];
       const first = judged ? await adjacent(s.kind) : 0;
       const result = { ...(await measure(s.name, requests.get(s.name), { url: coffer.url, token })), kind: s.kind, target: s.target ?? null, minRps: s.minRps ?? null, relativeTo: s.relativeTo ?? null };
-      if (judged) result.adjacentBaseline = Math.round((first + (await adjacent(s.kind))) / 2);
+      if (judged) {
+        result.adjacentRuns = [Math.round(first), Math.round(await adjacent(s.kind))];
+        result.adjacentBaseline = Math.round((result.adjacentRuns[0] + result.adjacentRuns[1]) / 2);
+      }
       result.object = withLoaded(await objectTime(coffer.url, token, requests.get(s.name), s.offloaded && inObject ? SCALE_MODEL_PASSES : 1), result.loaded);
       // Judged against another scenario (a large mount against an empty one): the two are measured
       // in alternating rounds right here, so the machine's drift between their places in the run
@@ -299,6 +304,13 @@ async function main() {
       ...(r.kind ? { ratio_vs_baseline: +(r.rps / (r.adjacentBaseline ?? baselineOf[r.kind].rps)).toFixed(3) } : {}),
     }));
     const pad = (s, n) => String(s).padEnd(n);
+    // The ratio by the baseline before and by the one after the scenario, when the target lies
+    // between them: the machine's drift across the scenario alone could decide that verdict.
+    const driftBand = (r) => {
+      if (!r.adjacentRuns) return '';
+      const [lo, hi] = [r.rps / Math.max(...r.adjacentRuns), r.rps / Math.min(...r.adjacentRuns)];
+      return lo < r.target && r.target <= hi ? ` (${lo.toFixed(2)}–${hi.toFixed(2)} by the baseline before / after: within its drift)` : '';
+    };
     console.log(`\nBaselines (before, after): trivial ${base.trivial.runs_rps.join(', ')} req/s; one-DO read ${base.oneDORead.runs_rps.join(', ')} req/s; one-DO write ${base.oneDO.runs_rps.join(', ')} req/s`);
     console.log('÷base: to the matching baseline measured around the scenario when it has a target (÷run: to the run-wide mean), else to the run-wide mean.');
     console.log('obj ms: time inside the serving object per request, from the serial passes / under the load (see objectTime).');
@@ -310,7 +322,7 @@ async function main() {
         const again = r.reference_rps ? ` (${r.reference_rps} req/s right before)` : '';
         verdicts.push(`${r.ratio_vs_scenario ?? '?'}× of "${r.relativeTo.scenario}"${again}${goal}`);
       }
-      if (r.target != null) verdicts.push(`≥ ${r.target}× ${r.ratio_vs_baseline >= r.target ? 'met' : 'MISSED'}`);
+      if (r.target != null) verdicts.push(`≥ ${r.target}× ${r.ratio_vs_baseline >= r.target ? 'met' : 'MISSED'}${driftBand(r)}`);
       if (r.minRps != null) verdicts.push(`≥ ${r.minRps} req/s ${r.rps >= r.minRps ? 'met' : 'MISSED'}`);
       console.log(`${pad(r.scenario, 44)}${pad(r.kind ?? '', 6)}${pad(r.rps, 9)}${pad(r.p50, 8)}${pad(r.p99, 8)}${pad(r.ratio_vs_trivial_baseline, 10)}${pad(r.ratio_vs_baseline ?? '', 7)}${pad(r.adjacentBaseline ? r.ratio_vs_run_baseline : '', 7)}${pad(r.object ? `${r.object.ms} / ${r.object.loaded_ms ?? '-'}` : '', 17)}${verdicts.join('; ')}`);
     }
@@ -330,8 +342,8 @@ async function main() {
       cpus: os.cpus().length,
       connections: CONNECTIONS,
       duration_s: DURATION,
-      results: rows.map(({ scenario, kind, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline, ratio_vs_baseline, ratio_vs_run_baseline, adjacentBaseline, object, target, minRps, runs_rps, relativeTo, ratio_vs_scenario, reference_rps }) => ({
-        scenario, kind: kind ?? null, rps, p50, p99, failed, ratio_vs_baseline: ratio_vs_baseline ?? null, ratio_vs_run_baseline: ratio_vs_run_baseline ?? null, adjacent_baseline_rps: adjacentBaseline ?? null, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline,
+      results: rows.map(({ scenario, kind, rps, p50, p99, failed, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline, ratio_vs_baseline, ratio_vs_run_baseline, adjacentBaseline, adjacentRuns, object, target, minRps, runs_rps, relativeTo, ratio_vs_scenario, reference_rps }) => ({
+        scenario, kind: kind ?? null, rps, p50, p99, failed, ratio_vs_baseline: ratio_vs_baseline ?? null, ratio_vs_run_baseline: ratio_vs_run_baseline ?? null, adjacent_baseline_rps: adjacentBaseline ?? null, adjacent_baseline_runs_rps: adjacentRuns ?? null, ratio_vs_do_baseline, ratio_vs_do_read_baseline, ratio_vs_trivial_baseline,
         object_ms: object?.ms ?? null, object_loaded_ms: object?.loaded_ms ?? null, object_route: object?.route ?? null, target: target ?? null, min_rps: minRps ?? null, ...(runs_rps ? { runs_rps } : {}),
         ...(relativeTo ? { relative_to: relativeTo.scenario, ratio_vs_scenario: ratio_vs_scenario ?? null, relative_target: relativeTo.min ?? null, ...(reference_rps ? { reference_rps } : {}) } : {}),
       })),
