@@ -24,8 +24,13 @@ export class ObjectStorage {
   constructor(ctx: DurableObjectState, env: Env) {
     this.keyring = new RemoteKeyring(() => systemStub(env).keyring());
     this.physical = new SqlPhysical(ctx.storage);
-    // A flush that fails leaves memory ahead of storage: reset the object rather than serve it.
-    this.grouped = new GroupedWrites(this.physical, (e) => ctx.abort(`storage write failed: ${e instanceof Error ? e.message : String(e)}`));
+    // A flush that fails leaves memory ahead of storage: reset the object rather than serve it,
+    // and say so (the requests it cuts off name only the reset).
+    this.grouped = new GroupedWrites(this.physical, (e) => {
+      const reason = `storage write failed: ${e instanceof Error ? e.message : String(e)}`;
+      console.error(`${ctx.id.toString()}: ${reason}; resetting the object`);
+      ctx.abort(reason);
+    });
     this.barrier = new BarrierStorage(this.#observed(this.grouped.immediate), this.keyring, maxEntrySize(env));
     this.requestBarrier = new BarrierStorage(this.#observed(this.grouped.grouped), this.keyring, maxEntrySize(env));
   }
