@@ -73,15 +73,17 @@ async function sample(label, opts, pid, data) {
 
 function show(side) {
   console.log(`${side.label}: ${Math.round(side.rps)} req/s, ${Math.round(side.us)} µs of workerd's CPU per request`);
+  const wanted = process.env.BENCH_NATIVE_KIND;
   const kinds = new Map();
+  const inKind = [];
   for (const s of side.symbols.values()) {
     const kind = kindOf(s.dso, s.symbol);
     kinds.set(kind, (kinds.get(kind) ?? 0) + s.us);
+    if (wanted && kind.includes(wanted)) inKind.push(s);
   }
   for (const [kind, us] of [...kinds].sort((a, b) => b[1] - a[1])) console.log(`  ${us.toFixed(1).padStart(7)} µs  ${kind}`);
-  const wanted = process.env.BENCH_NATIVE_KIND;
   if (!wanted) return;
-  const inKind = [...side.symbols.values()].filter((s) => kindOf(s.dso, s.symbol).includes(wanted)).sort((a, b) => b.us - a.us);
+  inKind.sort((a, b) => b.us - a.us);
   console.log(`  top symbols of kinds matching "${wanted}":`);
   for (const s of inKind.slice(0, TOP)) console.log(`  ${s.us.toFixed(2).padStart(7)}  ${s.symbol.slice(0, 130)}`);
 }
