@@ -19,6 +19,7 @@ import {
   type PluginResult,
   type PluginStorage,
 } from '../../src/core/plugins/contract';
+import { withPrefetched } from './prefetched';
 
 export type { Backend } from '../../src/framework/backend';
 
@@ -77,8 +78,10 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
       const backend = this.#b;
       const def = backend.paths[index];
       if (!def) throw new Error(`no path ${index}`);
-      // The capability is the Storage: every key goes through the host, inside the mount's barrier.
-      const req: LogicalRequest = { ...r, storage: cap, auth: authOf(r), headers: {} };
+      // The capability is the Storage: every key goes through the host, inside the mount's barrier
+      // (but for the keys the host read ahead and sent along: PathDef.prefetch).
+      const { prefetched, ...rest } = r;
+      const req: LogicalRequest = { ...rest, storage: withPrefetched(cap, prefetched), auth: authOf(r), headers: {} };
       // The host validated the same fields already; this parses them for the handler.
       const fields = new FieldData(def.fields ?? {}, r.data);
       fields.validate();
@@ -98,6 +101,7 @@ export function definePlugin(make: Backend | ((env: PluginEnv) => Backend)): new
           createIsUpdate: !p.operations.create || p.operations.create === p.operations.update,
           updateWhenCreateDenied: p.updateWhenCreateDenied,
           arbitraryData: p.arbitraryData,
+          prefetch: p.prefetch,
           summary: p.summary,
         })),
         unauthenticatedPaths: b.unauthenticatedPaths,

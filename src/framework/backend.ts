@@ -330,6 +330,13 @@ export interface PathDef {
    * LogicalRequest.rsaPairs in this order.
    */
   rsaKeysNeeded?: (req: LogicalRequest, fields: FieldData) => Promise<number[]>;
+  /**
+   * Storage keys an operation's handler reads, as templates over the path's string fields
+   * ("key/{name}"). A host that runs the handler away from the storage (a plugin's isolate) reads
+   * them before the call and sends them along, which saves the call a round trip back per key.
+   * Only a hint: a key the handler reads that is not listed is read as usual.
+   */
+  prefetch?: Partial<Record<Operation, string[]>>;
   summary?: string;
 }
 

@@ -20,6 +20,8 @@ export interface PluginPathSpec {
   createIsUpdate?: boolean;
   updateWhenCreateDenied?: boolean;
   arbitraryData?: boolean;
+  /** PathDef.prefetch: keys the host reads for the call, as templates over the path's string fields. */
+  prefetch?: Partial<Record<Operation, string[]>>;
   summary?: string;
 }
 
@@ -50,6 +52,8 @@ export interface PluginCaller {
 /** A request's logical data (LogicalRequest without storage, token, headers or host hooks). */
 export type PluginRequest = Pick<LogicalRequest, 'id' | 'operation' | 'path' | 'mountPoint' | 'mountType' | 'mountAccessor' | 'mountConfig' | 'mountOptions' | 'data' | 'clientIP' | 'wrapTTL'> & {
   auth: PluginCaller | null;
+  /** The path's prefetch keys for this operation and their values (null: absent), read in the call's transaction. */
+  prefetched?: [key: string, value: Uint8Array | null][];
 };
 
 /**

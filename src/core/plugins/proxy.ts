@@ -9,6 +9,7 @@ import type { FieldData } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
 import { PLUGIN_CONTRACT_VERSION, type PluginDescription, type PluginEntrypoint, type PluginRequest, type PluginResult, type PluginStorage } from './contract';
 import { FUEL_EXHAUSTED } from './instrument';
+import { compilePrefetch, prefetchProblem, readAhead, type PrefetchKeys } from './prefetch';
 
 /** A capability handed to one call, and how the host takes it back. */
 export interface Capability<T> {
@@ -42,7 +43,7 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, late: () => 
   }
 }
 
-/** Refuses a description the host cannot run (another contract, or paths that are not regexes). */
+/** Refuses a description the host cannot run (another contract, paths that are not regexes, bad prefetch templates). */
 export function checkDescription(label: string, d: PluginDescription): void {
   if (d?.contract !== PLUGIN_CONTRACT_VERSION) throw new CofferError(500, [`${label} was built for plugin contract ${String(d?.contract)}; this server speaks ${PLUGIN_CONTRACT_VERSION} (rebuild it with this version's plugins/sdk)`]);
   for (const p of d.paths) {
@@ -51,6 +52,8 @@ export function checkDescription(label: string, d: PluginDescription): void {
     } catch {
       throw new CofferError(500, [`${label} declares an invalid path pattern ${JSON.stringify(p.pattern)}`]);
     }
+    const problem = p.prefetch ? prefetchProblem(p.prefetch, p.operations, p.fields) : null;
+    if (problem) throw new CofferError(500, [`${label}: path ${JSON.stringify(p.pattern)} ${problem}`]);
   }
 }
 
@@ -98,12 +101,15 @@ export function pluginBackend(name: string, description: PluginDescription, plug
   const paths: PathDef[] = description.paths.map((spec, index) => {
     // One function per operation, so the pipeline's create/update decision sees the plugin's own
     // (a shared function would tell it create and update are the same handler).
-    const handler = () => async (req: LogicalRequest, _fields: FieldData): Promise<LogicalResponse | null> => {
-      const reply = await call(req.storage, `${req.operation} ${req.path}`, (cap) => plugin.handle(index, view(req), cap));
+    const handler = (prefetch: PrefetchKeys | null) => async (req: LogicalRequest, fields: FieldData): Promise<LogicalResponse | null> => {
+      const request = view(req);
+      if (prefetch) request.prefetched = await readAhead(req.storage, prefetch(fields));
+      const reply = await call(req.storage, `${req.operation} ${req.path}`, (cap) => plugin.handle(index, request, cap));
       if (typeof reply.wakeAt === 'number') req.wakeAt?.(reply.wakeAt);
       return reply.response;
     };
-    const operations: PathDef['operations'] = Object.fromEntries(spec.operations.map((op) => [op, handler()]));
+    const templates = spec.prefetch ?? {};
+    const operations: PathDef['operations'] = Object.fromEntries(spec.operations.map((op) => [op, handler(templates[op] ? compilePrefetch(templates[op]) : null)]));
     if (spec.createIsUpdate && operations.create && operations.update) operations.create = operations.update;
     return {
       pattern: spec.pattern,

@@ -66,6 +66,27 @@ describe('serving from the isolate', () => {
   });
 });
 
+describe('prefetched reads (PathDef.prefetch)', () => {
+  it("come with the call, and a key the call writes is read from the host's transaction after", async () => {
+    await ok('POST', 'mb/item/pre', { value: 'first' });
+    const r = await ok('POST', 'mb/swap/pre', { value: 'second' });
+    expect(r.body.data).toEqual({ before: { value: 'first', local: true }, after: { value: 'second', local: false } });
+    expect((await ok('GET', 'mb/item/pre')).body.data.value).toBe('second');
+    // An absent key comes with the call too.
+    const absent = await ok('POST', 'mb/swap/nothing', { value: 'new' });
+    expect(absent.body.data).toEqual({ before: { value: null, local: true }, after: { value: 'new', local: false } });
+  });
+
+  it('a template the host cannot fill refuses the plugin at load, naming it', async () => {
+    await register('misbehave', 'v4.0.0', ['BAD_PREFETCH=1']);
+    await ok('POST', 'sys/mounts/mb4', { type: 'misbehave', plugin_version: 'v4.0.0' });
+    const r = await call('GET', 'mb4/version');
+    expect(r.status).toBe(500);
+    expect(r.body.errors).toEqual(['plugin "misbehave" v4.0.0: path "swap/(?<name>\\\\w+)" prefetch template "item/{nope}" names "nope", which is not a string field of the path']);
+    expect((await call('GET', 'mb/version')).status).toBe(200);
+  });
+});
+
 describe('a misbehaving plugin', () => {
   it('a 4xx of its own reaches the client unchanged', async () => {
     const r = await call('GET', 'mb/bad');

@@ -34,6 +34,31 @@ function misbehave(env: PluginEnv): Backend {
         },
       },
       {
+        // PathDef.prefetch through the Worker Loader: the item comes with the call, and once
+        // written it is read from the host again. A read that settles within two microtask turns
+        // cannot have been a call back to the host. BAD_PREFETCH=1 declares a template the host refuses.
+        pattern: 'swap/(?<name>\\w+)',
+        fields: { name: { type: 'string', description: 'item name' }, value: { type: 'string', description: 'the new value' } },
+        prefetch: { update: [env.BAD_PREFETCH === '1' ? 'item/{nope}' : 'item/{name}'] },
+        operations: {
+          update: async (req, f) => {
+            const key = `item/${f.get<string>('name')}`;
+            const read = async () => {
+              let local = false;
+              const value = req.storage.get(key).then((v) => ((local = true), v));
+              await Promise.resolve();
+              await Promise.resolve();
+              const settled = local;
+              const raw = await value;
+              return { value: raw ? (JSON.parse(new TextDecoder().decode(raw)) as { value: string }).value : null, local: settled };
+            };
+            const before = await read();
+            await putJSON(req.storage, key, { value: f.get<string>('value'), created: false });
+            return { data: { before, after: await read() } };
+          },
+        },
+      },
+      {
         pattern: 'item/?',
         operations: { list: async (req) => ({ data: { keys: await req.storage.list('item/') } }) },
       },

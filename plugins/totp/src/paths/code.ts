@@ -8,7 +8,7 @@ import type { Storage } from '../../../../src/framework/storage';
 import { KEY_NAME, type TotpContext } from '../context';
 import { totpCode, totpValid, type OtpParams } from '../otp';
 import { parseSecret } from '../secret';
-import { codeUsed, readKey, recordUsedCode, type KeyEntry } from '../store';
+import { codeUsed, KEY_PREFIX, readKey, recordUsedCode, USED_PREFIX, type KeyEntry } from '../store';
 
 async function knownKey(storage: Storage, name: string): Promise<KeyEntry> {
   const entry = await readKey(storage, name);
@@ -31,6 +31,7 @@ export function codePath(ctx: TotpContext): PathDef {
       name: { type: 'string', description: 'Name of the key.' },
       code: { type: 'string', description: 'The code to validate.' },
     },
+    prefetch: { read: [`${KEY_PREFIX}{name}`], update: [`${KEY_PREFIX}{name}`, `${USED_PREFIX}{name}`] },
     operations: {
       read: async (req, f) => {
         const entry = await knownKey(req.storage, f.get<string>('name'));

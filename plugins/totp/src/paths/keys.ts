@@ -49,6 +49,7 @@ export function keyPath(): PathDef {
       skew: { type: 'int', default: 1, description: 'Time steps either side of the current one whose codes validation accepts: 0 or 1.' },
       qr_size: { type: 'int', default: 200, description: 'With generate and exported: side of the square QR code in pixels (0: no QR code).' },
     },
+    prefetch: { read: [`${KEY_PREFIX}{name}`] },
     operations: {
       read: async (req, f) => {
         const entry = await readKey(req.storage, f.get<string>('name'));
