@@ -5,6 +5,7 @@
 
 import type { Backend, LeaseView, LogicalRequest, LogicalResponse, PathDef, SecretType } from '../../framework/backend';
 import { CofferError } from '../../framework/errors';
+import { SharedDeadlines } from '../../framework/deadline';
 import type { FieldData } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
 import { PLUGIN_CONTRACT_VERSION, type PluginDescription, type PluginEntrypoint, type PluginRequest, type PluginResult, type PluginStorage } from './contract';
@@ -60,12 +61,14 @@ export function checkDescription(label: string, d: PluginDescription): void {
 export function pluginBackend(name: string, description: PluginDescription, plugin: PluginEntrypoint, ports: ProxyPorts): Backend {
   checkDescription(ports.label, description);
 
+  const deadlines = new SharedDeadlines(ports.deadlineMs);
+
   /** Runs one call with a fresh storage capability and a deadline; unwraps its result. */
   async function call<T>(storage: Storage, what: string, run: (cap: PluginStorage) => Promise<PluginResult<T>>): Promise<T> {
     const cap = ports.storage(storage);
     let result: PluginResult<T>;
     try {
-      result = await withDeadline(run(cap.value), ports.deadlineMs, () => new CofferError(500, [`${ports.label} did not finish ${what} within ${ports.deadlineMs / 1000}s`]));
+      result = await deadlines.race(run(cap.value), () => new CofferError(500, [`${ports.label} did not finish ${what} within ${ports.deadlineMs / 1000}s`]));
     } catch (e) {
       if (e instanceof CofferError) throw e;
       throw crashed(what, e instanceof Error ? e.message : String(e));

@@ -1,8 +1,9 @@
 // withDeadline / textWithin: deadlines for outbound calls whose timers end with the call. In
 // workerd, which caps the timers alive at once (10,000): AbortSignal.timeout()'s timers outlive
-// their calls, and a busy object calling out on every request ran into that cap.
+// their calls, and a busy object calling out on every request ran into that cap. SharedDeadlines:
+// many calls' deadlines of one length kept by one timer.
 import { describe, expect, it } from 'vitest';
-import { textWithin, withDeadline } from '../../../src/framework/deadline';
+import { SharedDeadlines, textWithin, withDeadline } from '../../../src/framework/deadline';
 
 const abortedBy = (signal: AbortSignal): Promise<never> =>
   new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
@@ -37,5 +38,52 @@ describe('textWithin', () => {
     const { res, text } = await textWithin(1_000, async () => new Response('{"ok":true}', { status: 201 }));
     expect(res.status).toBe(201);
     expect(text).toBe('{"ok":true}');
+  });
+});
+
+describe('SharedDeadlines', () => {
+  const never = () => new Promise<never>(() => undefined);
+  const late = (name: string) => () => new Error(`${name} is late`);
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('passes on what a call settles with, and 20,000 calls under a one-minute deadline leave the timer cap alone', async () => {
+    const deadlines = new SharedDeadlines(60_000);
+    let sum = 0;
+    for (let i = 0; i < 20_000; i++) sum += await deadlines.race(Promise.resolve(i), late('call'));
+    expect(sum).toBe((20_000 * 19_999) / 2);
+    await expect(deadlines.race(Promise.reject(new Error('refused')), late('call'))).rejects.toThrow('refused');
+    await sleep(1);
+  });
+
+  it("refuses each call that outlives it at its own deadline, in the order the calls began", async () => {
+    const deadlines = new SharedDeadlines(60);
+    const start = Date.now();
+    const refusedAt: Record<string, number> = {};
+    const watch = (name: string) =>
+      deadlines.race(never(), late(name)).catch((e: Error) => {
+        refusedAt[name] = Date.now() - start;
+        return e.message;
+      });
+    const first = watch('first');
+    await sleep(40);
+    const second = watch('second');
+    const quick = deadlines.race(sleep(10).then(() => 'done'), late('quick'));
+    expect(await first).toBe('first is late');
+    // The second began 40 ms later: the timer that refused the first armed itself again for it.
+    expect(refusedAt.second).toBeUndefined();
+    expect(await second).toBe('second is late');
+    expect(await quick).toBe('done');
+    expect(refusedAt.first).toBeGreaterThanOrEqual(60);
+    expect(refusedAt.second).toBeGreaterThanOrEqual(100);
+    expect(refusedAt.second! - refusedAt.first!).toBeGreaterThanOrEqual(30);
+  });
+
+  it('swallows what a late call rejects with afterwards (no unhandled rejection)', async () => {
+    const deadlines = new SharedDeadlines(10);
+    let fail: (e: Error) => void = () => undefined;
+    const work = new Promise<never>((_, reject) => (fail = reject));
+    await expect(deadlines.race(work, late('call'))).rejects.toThrow('call is late');
+    fail(new Error('too late to matter'));
+    await sleep(5);
   });
 });
