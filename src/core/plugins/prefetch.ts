@@ -1,6 +1,6 @@
 // PathDef.prefetch on the host's side. A plugin's storage reads are calls back from its isolate
-// into the hosting object, and that round trip costs more than most handlers' own work (a TOTP
-// code: about a quarter of the request's CPU). So a path may name the keys its handlers read, as
+// into the hosting object, and that round trip costs more than most handlers' own work (reading a
+// TOTP key: about a fifth of a code's time in the mount's object). So a path may name the keys its handlers read, as
 // templates over its fields; the host reads them in the request's transaction before the call and
 // sends them along (plugins/sdk/prefetched.ts answers them from there).
 

@@ -78,6 +78,21 @@ describe('SharedDeadlines', () => {
     expect(refusedAt.second! - refusedAt.first!).toBeGreaterThanOrEqual(30);
   });
 
+  it("a call made while workerd's timers run out gets its deadline from the next call's timer", async () => {
+    const deadlines = new SharedDeadlines(20);
+    const held: ReturnType<typeof setTimeout>[] = [];
+    try {
+      for (;;) held.push(setTimeout(() => undefined, 600_000));
+    } catch (e) {
+      expect((e as Error).name).toBe('QuotaExceededError');
+    }
+    const starved = deadlines.race(never(), late('starved')).catch((e: Error) => e.message);
+    for (const t of held) clearTimeout(t);
+    const next = deadlines.race(never(), late('next')).catch((e: Error) => e.message);
+    expect(await starved).toBe('starved is late');
+    expect(await next).toBe('next is late');
+  });
+
   it('swallows what a late call rejects with afterwards (no unhandled rejection)', async () => {
     const deadlines = new SharedDeadlines(10);
     let fail: (e: Error) => void = () => undefined;
