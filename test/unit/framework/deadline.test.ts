@@ -46,16 +46,24 @@ describe('SharedDeadlines', () => {
   const late = (name: string) => () => new Error(`${name} is late`);
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  it('passes on what a call settles with, and 20,000 calls under a one-minute deadline leave the timer cap alone', async () => {
+  it('passes on what a call settles with, and 20,000 calls under a one-minute deadline set one timer', async () => {
     const deadlines = new SharedDeadlines(60_000);
+    const real = globalThis.setTimeout;
+    let timers = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => (timers++, real(...args))) as typeof setTimeout;
     let sum = 0;
-    for (let i = 0; i < 20_000; i++) sum += await deadlines.race(Promise.resolve(i), late('call'));
+    try {
+      for (let i = 0; i < 20_000; i++) sum += await deadlines.race(Promise.resolve(i), late('call'));
+    } finally {
+      globalThis.setTimeout = real;
+    }
     expect(sum).toBe((20_000 * 19_999) / 2);
+    expect(timers).toBe(1);
     await expect(deadlines.race(Promise.reject(new Error('refused')), late('call'))).rejects.toThrow('refused');
     await sleep(1);
   });
 
-  it("refuses each call that outlives it at its own deadline, in the order the calls began", async () => {
+  it('refuses each call that outlives it at its own deadline, in the order the calls began', async () => {
     const deadlines = new SharedDeadlines(60);
     const start = Date.now();
     const refusedAt: Record<string, number> = {};
