@@ -10,10 +10,11 @@ import type { PluginRef } from '../src/core/plugins/entry';
 import type { PluginEntrypoint, PluginStorage } from '../src/core/plugins/contract';
 import { pluginLabel, problemText } from '../src/core/plugins/directory';
 import { instrumentPlugin } from '../src/core/plugins/instrument';
-import { pluginBackend, withDeadline } from '../src/core/plugins/proxy';
+import { pluginBackend } from '../src/core/plugins/proxy';
 import { sha256Hex } from '../src/core/plugins/store';
 import { strictUtf8 } from '../src/crypto/encoding';
 import type { Backend } from '../src/framework/backend';
+import { SharedDeadlines } from '../src/framework/deadline';
 import { CofferError } from '../src/framework/errors';
 import type { Storage } from '../src/framework/storage';
 import type { Env } from '../src/rpc/env';
@@ -139,9 +140,10 @@ export async function loadPlugin(env: Env, mount: PluginMount): Promise<Backend>
   const plugin = worker.getEntrypoint(undefined, { limits: { cpuMs: CPU_MS } }) as unknown as PluginEntrypoint;
   const asked = Number(vars.COFFER_CALL_DEADLINE_MS);
   const deadlineMs = Number.isFinite(asked) && asked > 0 ? Math.min(Math.max(asked, DEADLINE_BOUNDS[0]), DEADLINE_BOUNDS[1]) : CALL_DEADLINE_MS;
+  const deadlines = new SharedDeadlines(deadlineMs);
   let description;
   try {
-    description = await withDeadline(plugin.describe(), deadlineMs, () => new Error(`it did not describe itself within ${deadlineMs / 1000}s`));
+    description = await deadlines.race(plugin.describe(), () => new Error(`it did not describe itself within ${deadlineMs / 1000}s`));
   } catch (e) {
     throw fail(`loading it failed: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -152,6 +154,6 @@ export async function loadPlugin(env: Env, mount: PluginMount): Promise<Backend>
       const cap = new StorageCapability(storage, logLabel);
       return { value: cap, revoke: () => cap.revoke() };
     },
-    deadlineMs,
+    deadlines,
   });
 }

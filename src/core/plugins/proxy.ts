@@ -5,7 +5,7 @@
 
 import type { Backend, LeaseView, LogicalRequest, LogicalResponse, PathDef, SecretType } from '../../framework/backend';
 import { CofferError } from '../../framework/errors';
-import { SharedDeadlines } from '../../framework/deadline';
+import type { SharedDeadlines } from '../../framework/deadline';
 import type { FieldData } from '../../framework/fields';
 import type { Storage } from '../../framework/storage';
 import { PLUGIN_CONTRACT_VERSION, type PluginDescription, type PluginEntrypoint, type PluginRequest, type PluginResult, type PluginStorage } from './contract';
@@ -23,25 +23,8 @@ export interface ProxyPorts {
   label: string;
   /** A capability over `storage` and the mount's log (an RpcTarget). */
   storage(storage: Storage): Capability<PluginStorage>;
-  /** How long one call may take before the host gives up on it (ms). */
-  deadlineMs: number;
-}
-
-/**
- * `work`, or `late()` thrown once `ms` have passed without it settling. A rejection of `work` that
- * comes after the deadline is swallowed, never an unhandled rejection.
- */
-export async function withDeadline<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
-  work.catch(() => undefined);
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(late()), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+  /** The deadlines of the mount's calls (the load's describe() included): how long one may take before the host gives up on it. */
+  deadlines: SharedDeadlines;
 }
 
 /** Refuses a description the host cannot run (another contract, paths that are not regexes, bad prefetch templates). */
@@ -61,14 +44,12 @@ export function checkDescription(label: string, d: PluginDescription): void {
 export function pluginBackend(name: string, description: PluginDescription, plugin: PluginEntrypoint, ports: ProxyPorts): Backend {
   checkDescription(ports.label, description);
 
-  const deadlines = new SharedDeadlines(ports.deadlineMs);
-
   /** Runs one call with a fresh storage capability and a deadline; unwraps its result. */
   async function call<T>(storage: Storage, what: string, run: (cap: PluginStorage) => Promise<PluginResult<T>>): Promise<T> {
     const cap = ports.storage(storage);
     let result: PluginResult<T>;
     try {
-      result = await deadlines.race(run(cap.value), () => new CofferError(500, [`${ports.label} did not finish ${what} within ${ports.deadlineMs / 1000}s`]));
+      result = await ports.deadlines.race(run(cap.value), () => new CofferError(500, [`${ports.label} did not finish ${what} within ${ports.deadlines.ms / 1000}s`]));
     } catch (e) {
       if (e instanceof CofferError) throw e;
       throw crashed(what, e instanceof Error ? e.message : String(e));

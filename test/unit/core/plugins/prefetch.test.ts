@@ -8,6 +8,7 @@ import type { PluginEntrypoint, PluginRequest, PluginStorage } from '../../../..
 import { compilePrefetch, prefetchProblem, readAhead } from '../../../../src/core/plugins/prefetch';
 import { pluginBackend } from '../../../../src/core/plugins/proxy';
 import { fromUtf8, utf8 } from '../../../../src/crypto/encoding';
+import { SharedDeadlines } from '../../../../src/framework/deadline';
 import type { AuthContext } from '../../../../src/framework/backend';
 import { FieldData, type FieldSchemas } from '../../../../src/framework/fields';
 import { MemoryStorage, StorageTransaction, type Storage } from '../../../../src/framework/storage';
@@ -167,7 +168,7 @@ describe('the host sends the operation’s keys with the call', () => {
         ],
       },
       plugin,
-      { label: 'plugin "p"', deadlineMs: 1000, storage: (s) => ({ value: s as PluginStorage, revoke: () => undefined }) },
+      { label: 'plugin "p"', deadlines: new SharedDeadlines(1000), storage: (s) => ({ value: s as PluginStorage, revoke: () => undefined }) },
     );
     const memory = new MemoryStorage();
     const call = (operation: 'read' | 'write' | 'delete', path: string, data = {}) =>
@@ -195,7 +196,7 @@ describe('the host sends the operation’s keys with the call', () => {
         'p',
         { contract: 1, type: 'p', secretTypes: {}, periodic: false, renewLogin: false, paths: [{ pattern: 'x/(?<n>\\w+)', operations: ['read'], existenceCheck: false, prefetch: { read: ['x/{m}'] } }] },
         plugin,
-        { label: 'plugin "p"', deadlineMs: 1000, storage: (s) => ({ value: s as PluginStorage, revoke: () => undefined }) },
+        { label: 'plugin "p"', deadlines: new SharedDeadlines(1000), storage: (s) => ({ value: s as PluginStorage, revoke: () => undefined }) },
       ),
     ).toThrow('plugin "p": path "x/(?<n>\\\\w+)" prefetch template "x/{m}" names "m", which is not a string field of the path');
   });
